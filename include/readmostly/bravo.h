@@ -1,0 +1,424 @@
+/*
+ * readmostly/bravo.h - BRAVO: biased reader-writer locks over any rwlock.
+ *
+ * SYNOPSIS
+ *   #include <readmostly/bravo_locks.h>   // BRAVO over the bundled locks
+ *
+ *   static rm_bravo_ba_t lock = RM_BRAVO_BA_INITIALIZER;
+ *   rm_token_t tok;
+ *   rm_bravo_ba_read_lock(&lock, &tok);   ... read ...   rm_bravo_ba_read_unlock(&lock, tok);
+ *   rm_bravo_ba_write_lock(&lock);        ... write ...  rm_bravo_ba_write_unlock(&lock);
+ *
+ *   // BRAVO over your own lock type my_t with functions my_read_lock(my_t*) ...:
+ *   RM_BRAVO_DEFINE(my_bravo, my_t, my)            // no timed variants
+ *   RM_BRAVO_DEFINE_TIMED(my_bravo, my_t, my)      // also my_read_timedlock ...
+ *
+ * DESCRIPTION
+ *   BRAVO (Dice and Kogan, "BRAVO - Biased Locking for Reader-Writer Locks",
+ *   USENIX ATC 2019, Listing 1) turns any reader-writer lock A into BRAVO-A
+ *   by adding two fields: RBias (readers may use the fast path) and
+ *   InhibitUntil (the earliest time slow readers may set RBias again).
+ *
+ *   A reader whose lock has RBias set hashes (lock address, thread identity)
+ *   to a slot of one process-wide visible-readers table and installs the lock
+ *   address there with one CAS; if RBias is still set afterwards it holds the
+ *   lock without having written to the lock itself.  Readers of one lock
+ *   therefore write to different cache lines, and a read-mostly lock scales.
+ *   Otherwise (bias off, slot taken, or a writer revoked in between) the
+ *   reader takes A's read lock (the slow path) and, holding it, re-enables
+ *   RBias when the current time is past InhibitUntil.
+ *
+ *   A writer takes A's write lock; if RBias is set it revokes: clears RBias,
+ *   scans the whole table and waits (politely: spin, yield, then sleep) until
+ *   no slot holds this lock, then sets InhibitUntil = now + N x (time the
+ *   revocation took).  With N = 9 (the default, rm_bravo_set_inhibit_
+ *   multiplier()) revocation can cost writers at most about 1/(N+1) = 10 % of
+ *   their time: "first, do no harm".  Preference, fairness and write
+ *   performance are those of A.
+ *
+ *   The slot travels from lock to unlock in a token: the read lock stores it
+ *   in *tok and the read unlock takes it back.  The slot is never recomputed
+ *   at unlock: a thread could have two read locks of different locks hashing
+ *   to one slot, in which case only one of them went through the table.
+ *   Tokens are nonzero; RM_TOKEN_NONE means "slow path".  In debug builds
+ *   (no NDEBUG) a read unlock with token 0 or with a slot that does not hold
+ *   this lock aborts with a message.
+ *
+ *   Try and timed locks follow section 3 of the paper.  read_trylock tries
+ *   the fast path, then A's read trylock.  write_trylock takes A's write
+ *   trylock and, if bias is set, revokes without waiting: if a fast reader is
+ *   still in the table it releases A and returns EBUSY (bias stays revoked, so
+ *   the reader drains and the next attempt is cheap).  Timed variants wait
+ *   for fast readers only until the deadline, then release A and return
+ *   ETIMEDOUT.
+ *
+ * THE TABLE
+ *   One table per process, shared by every BRAVO lock and thread, defined
+ *   once with default visibility in libreadmostly (a table duplicated across
+ *   shared objects would let a writer scan the wrong one).  It has
+ *   max(4096, 32 x CPUs) slots rounded up to a power of two, is mapped on its
+ *   own pages (no unrelated data shares its lines) and on explicit huge
+ *   pages when the system has them reserved.  READMOSTLY_BRAVO_TABLE_SLOTS=n
+ *   in the environment sets another power of two (tests use tiny tables to
+ *   force collisions).  It is allocated on first use by a slow-path reader.
+ *
+ * FORK
+ *   In the child every lock keeps the state it had at the fork.  Read and
+ *   write holds of the forking thread are the child's; holds of other
+ *   threads remain held forever, as with glibc.  A slot left by a reader that
+ *   was between its CAS and its failed re-check (it held nothing) is cleared
+ *   by a fork handler, so it never blocks a lock no one held: see
+ *   docs/bravo.md.
+ *
+ * STATISTICS
+ *   rm_bravo_stats_enable(true) (or READMOSTLY_STATS=1 at start-up) counts,
+ *   per thread, fast reads, slow reads by cause, writes, revocations and time
+ *   spent revoking; rm_bravo_stats_get() sums them.  When disabled the fast
+ *   path pays one predictable branch on a flag in the table's cache line.
+ *
+ * RETURN VALUES
+ *   0 on success, else the error of A (EBUSY from trylocks, ETIMEDOUT and
+ *   EINVAL from timed locks, ENOMEM from the first slow read when the table
+ *   cannot be allocated: the read lock is then still taken, without bias).
+ *
+ * FOOTPRINT
+ *   16 bytes in front of A (RBias, padding, InhibitUntil); the table is
+ *   8 bytes per slot, 32 KiB at 4096 slots.
+ */
+#ifndef READMOSTLY_BRAVO_H
+#define READMOSTLY_BRAVO_H
+
+#include <errno.h>
+#include <readmostly/platform.h>
+#include <readmostly/rwlock.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * The process-wide table.  `slots` and `mask` are written once, before any
+ * lock's RBias is first set (release), and read by fast-path readers after
+ * they load RBias (acquire).  `stats_on` sits in the same line so the fast
+ * path touches one read-mostly line besides its slot.
+ */
+struct rm_bravo_table {
+  uintptr_t *slots;   /* each slot: 0 or the address of a lock's bias word */
+  uintptr_t mask;     /* slots - 1 */
+  uint32_t stats_on;  /* counters enabled */
+  uint32_t n;         /* inhibit multiplier N */
+} RM_ALIGNED;
+
+extern RM_API struct rm_bravo_table rm_bravo_table;
+
+/*
+ * The two fields BRAVO adds to A, placed first in every BRAVO lock.  The
+ * address of this struct is what readers publish in the table.
+ *
+ *   rbias          | meaning
+ *   ---------------+----------------------------------------------------
+ *   0              | readers take A; a slow reader may set 1 once
+ *                  | rm_ticks() >= inhibit_until
+ *   1              | readers may publish themselves in the table
+ *
+ * rbias is set only by readers holding A's read lock and cleared only by
+ * writers holding A's write lock.  inhibit_until (rm_ticks() units) is
+ * written only by writers holding A's write lock and read only by readers
+ * holding A's read lock, so A orders it.
+ */
+struct rm_bravo_bias {
+  uint32_t rbias;
+  uint32_t reserved;
+  uint64_t inhibit_until;
+};
+#define RM_BRAVO_BIAS_INITIALIZER {0, 0, 0}
+
+/* Why a read went to the slow path (or did not). */
+enum rm_bravo_path {
+  RM_BRAVO_FAST = 0,
+  RM_BRAVO_SLOW_BIAS_OFF = 1,
+  RM_BRAVO_SLOW_COLLISION = 2,
+  RM_BRAVO_SLOW_RACED = 3
+};
+
+struct rm_bravo_stats {
+  uint64_t fast_reads;
+  uint64_t slow_bias_off;
+  uint64_t slow_collision;
+  uint64_t slow_raced;
+  uint64_t writes;
+  uint64_t revocations;
+  uint64_t revoke_ns;
+};
+
+/* ---- global configuration -------------------------------------------------- */
+
+/* N of the inhibit policy (default 9, or READMOSTLY_BRAVO_N).  0 re-enables
+ * bias right after every revocation; EINVAL above 1000000. */
+RM_API int rm_bravo_set_inhibit_multiplier(unsigned n);
+RM_API unsigned rm_bravo_inhibit_multiplier(void);
+RM_API void rm_bravo_stats_enable(bool on);
+RM_API void rm_bravo_stats_get(struct rm_bravo_stats *out);
+RM_API void rm_bravo_stats_reset(void);
+/* Slots in the global table (allocating it if needed); 0 on ENOMEM. */
+RM_API size_t rm_bravo_table_size(void);
+
+/* ---- out-of-line parts (src/bravo.c) ------------------------------------------ */
+
+/* Allocate the global table if needed.  0 or ENOMEM. */
+RM_API int rm_bravo_table_init_slowpath(void);
+/* Private tables (one per lock, for the interference experiment). */
+RM_API int rm_bravo_table_private_init(struct rm_bravo_table *t, size_t slots);
+RM_API void rm_bravo_table_private_destroy(struct rm_bravo_table *t);
+/*
+ * Revoke bias: called by a writer holding A's write lock when it saw
+ * rbias == 1.  mode 0 waits as long as needed; mode 1 (try) returns EBUSY at
+ * once if a fast reader holds a slot; mode 2 (timed) returns ETIMEDOUT when
+ * abstime passes.  On error rbias stays cleared and the caller must release
+ * A.
+ */
+RM_API int rm_bravo_revoke_slowpath(struct rm_bravo_bias *b, struct rm_bravo_table *t,
+                                    int mode, int clk, const struct timespec *abstime);
+RM_API void rm_bravo_stat_slowpath(int which, uint64_t v);
+RM_API RM_COLD void rm_bravo_bad_unlock(const void *lock, rm_token_t tok);
+
+/* ---- the inline core shared by every BRAVO-A ------------------------------------ */
+
+/* Mix the lock address with the thread identity (a 64-bit finalizer in the
+ * style of Mix32/MurmurHash3's fmix: every input bit affects every output
+ * bit), so readers of one lock spread over the table and one thread's locks
+ * do too. */
+RM_INLINE uint32_t rm_bravo_hash(const void *lock, uintptr_t self) {
+  uint64_t z = (uint64_t)(uintptr_t)lock ^ ((uint64_t)self * 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 33)) * 0xFF51AFD7ED558CCDull;
+  z = (z ^ (z >> 33)) * 0xC4CEB9FE1A85EC53ull;
+  return (uint32_t)(z >> 32) ^ (uint32_t)z;
+}
+
+/*
+ * Ordering points (see docs/bravo.md for the full table):
+ *  (R1) reader: CAS slot 0 -> lock, seq_cst.     Pairs with (W2).
+ *  (R2) reader: load rbias, seq_cst (re-check).  Pairs with (W1).
+ *       Dekker: R1 < R2 and W1 < W2 in the single seq_cst order S.  If the
+ *       writer's scan (W2) misses the reader's slot, W2 precedes R1 in S, so
+ *       W1 precedes R2 and the reader sees rbias == 0 and backs out.  If the
+ *       reader's re-check sees rbias == 1, R2 precedes W1, so R1 precedes W2
+ *       and the writer's scan sees the slot and waits.  On x86-64 R1 is a
+ *       LOCK CMPXCHG (a full fence) and R2 a plain load.
+ *  (R0) reader: first load of rbias, acquire.  Pairs with (S1): a reader that
+ *       sees rbias == 1 also sees the table allocated (slots, mask) and the
+ *       data written by the writer before the slow reader that set rbias.
+ *  (R3) reader unlock: store slot = 0, release.  Pairs with (W3): the
+ *       writer that sees the slot empty also sees everything the reader did
+ *       in its critical section as done (no write of the writer can be read
+ *       by that reader).
+ *  (S1) slow reader: store rbias = 1, release (see R0).
+ *  (W1) writer: store rbias = 0, seq_cst; then a full fence.
+ *  (W2/W3) writer: scan loads, seq_cst (acquire on each).
+ */
+RM_INLINE int rm_bravo_read_fast(struct rm_bravo_bias *b, struct rm_bravo_table *t,
+                                 rm_token_t *tok) {
+  if (!rm_atomic_load_acquire(&b->rbias)) /* (R0) */
+    return RM_BRAVO_SLOW_BIAS_OFF;
+  uintptr_t *slot = &t->slots[rm_bravo_hash(b, rm_thread_identity()) & t->mask];
+  uintptr_t expected = 0;
+  RM_DEBUG_YIELD();
+  if (!rm_atomic_cas_seq_cst(slot, &expected, (uintptr_t)b)) /* (R1) */
+    return RM_BRAVO_SLOW_COLLISION;
+  RM_DEBUG_YIELD();
+  if (RM_LIKELY(rm_atomic_load_seq_cst(&b->rbias))) { /* (R2) */
+    *tok = (rm_token_t)slot;
+    return RM_BRAVO_FAST;
+  }
+  /* A writer revoked between R0 and R2: back out; we never held the lock. */
+  rm_atomic_store_release(slot, (uintptr_t)0);
+  return RM_BRAVO_SLOW_RACED;
+}
+
+/* After a slow-path read acquisition (A's read lock held): count it and
+ * re-enable bias if the inhibit period is over (Listing 1, lines 25-26). */
+RM_INLINE void rm_bravo_read_slow_done(struct rm_bravo_bias *b, struct rm_bravo_table *t,
+                                       int why) {
+  if (RM_UNLIKELY(t->stats_on)) rm_bravo_stat_slowpath(why, 1);
+  if (rm_atomic_load_relaxed(&b->rbias)) return;
+  if (rm_ticks() < rm_atomic_load_relaxed(&b->inhibit_until)) return;
+  if (RM_UNLIKELY(rm_atomic_load_acquire(&t->slots) == NULL) &&
+      rm_bravo_table_init_slowpath() != 0)
+    return; /* no table: stay unbiased, the lock still works */
+  RM_DEBUG_YIELD();
+  rm_atomic_store_release(&b->rbias, 1u); /* (S1) */
+}
+
+RM_INLINE void rm_bravo_read_fast_done(struct rm_bravo_table *t) {
+  if (RM_UNLIKELY(t->stats_on)) rm_bravo_stat_slowpath(RM_BRAVO_FAST, 1);
+}
+
+/* Release a read hold; returns 1 if it was a fast one, 0 if the caller must
+ * release A's read lock. */
+RM_INLINE int rm_bravo_read_unlock_fast(struct rm_bravo_bias *b, rm_token_t tok) {
+  if (tok == RM_TOKEN_NONE) return 0;
+#ifndef NDEBUG
+  if (RM_UNLIKELY(tok == 0 || rm_atomic_load_relaxed((uintptr_t *)tok) != (uintptr_t)b))
+    rm_bravo_bad_unlock(b, tok);
+#endif
+  RM_DEBUG_YIELD();
+  rm_atomic_store_release((uintptr_t *)tok, (uintptr_t)0); /* (R3) */
+  return 1;
+}
+
+/* After A's write lock is held: revoke if needed. mode as for revoke. */
+RM_INLINE int rm_bravo_write_acquired(struct rm_bravo_bias *b, struct rm_bravo_table *t,
+                                      int mode, int clk, const struct timespec *abstime) {
+  /* Relaxed: every slow reader that set rbias released A before we acquired
+   * it, so A's ordering makes its store visible here. */
+  if (RM_UNLIKELY(rm_atomic_load_relaxed(&b->rbias)))
+    return rm_bravo_revoke_slowpath(b, t, mode, clk, abstime);
+  if (RM_UNLIKELY(t->stats_on)) rm_bravo_stat_slowpath(4, 1);
+  return 0;
+}
+
+#define RM_BRAVO_REVOKE_WAIT 0
+#define RM_BRAVO_REVOKE_TRY 1
+#define RM_BRAVO_REVOKE_TIMED 2
+
+/*
+ * ---- The generator --------------------------------------------------------------
+ * RM_BRAVO_DEFINE(NAME, UTYPE, UPFX) defines
+ *   typedef struct NAME { struct rm_bravo_bias bias; UTYPE under; } NAME##_t;
+ * and NAME##_init, _destroy, _read_lock, _read_trylock, _read_unlock,
+ * _write_lock, _write_trylock, _write_unlock, all static inline, calling
+ * UPFX##_init(UTYPE*), UPFX##_destroy, UPFX##_read_lock, UPFX##_read_trylock,
+ * UPFX##_read_unlock, UPFX##_write_lock, UPFX##_write_trylock,
+ * UPFX##_write_unlock directly (no indirect calls).  The static initializer is
+ * { RM_BRAVO_BIAS_INITIALIZER, <A's initializer> }.
+ * RM_BRAVO_DEFINE_TIMED adds _read_timedlock and _write_timedlock over
+ * UPFX##_read_timedlock(UTYPE*, int clk, const struct timespec*) and
+ * UPFX##_write_timedlock.
+ * The _TABLE variants take an expression of the lock `l` giving the table
+ * (struct rm_bravo_table *); the plain ones use the global table.
+ */
+#define RM_BRAVO_GLOBAL_TABLE(l) (&rm_bravo_table)
+
+#define RM_BRAVO_DEFINE_CORE(NAME, UTYPE, UPFX, TABLE)                             \
+  RM_INLINE int NAME##_read_lock(NAME##_t *l, rm_token_t *tok) {                    \
+    int why = rm_bravo_read_fast(&l->bias, TABLE(l), tok);                          \
+    if (RM_LIKELY(why == RM_BRAVO_FAST)) {                                          \
+      rm_bravo_read_fast_done(TABLE(l));                                            \
+      return 0;                                                                     \
+    }                                                                               \
+    int e = UPFX##_read_lock(&l->under);                                            \
+    if (e) return e;                                                                \
+    *tok = RM_TOKEN_NONE;                                                           \
+    rm_bravo_read_slow_done(&l->bias, TABLE(l), why);                               \
+    return 0;                                                                       \
+  }                                                                                 \
+  RM_INLINE int NAME##_read_trylock(NAME##_t *l, rm_token_t *tok) {                 \
+    int why = rm_bravo_read_fast(&l->bias, TABLE(l), tok);                          \
+    if (why == RM_BRAVO_FAST) {                                                     \
+      rm_bravo_read_fast_done(TABLE(l));                                            \
+      return 0;                                                                     \
+    }                                                                               \
+    int e = UPFX##_read_trylock(&l->under);                                         \
+    if (e) return e;                                                                \
+    *tok = RM_TOKEN_NONE;                                                           \
+    rm_bravo_read_slow_done(&l->bias, TABLE(l), why);                               \
+    return 0;                                                                       \
+  }                                                                                 \
+  RM_INLINE int NAME##_read_unlock(NAME##_t *l, rm_token_t tok) {                   \
+    if (rm_bravo_read_unlock_fast(&l->bias, tok)) return 0;                         \
+    return UPFX##_read_unlock(&l->under);                                           \
+  }                                                                                 \
+  RM_INLINE int NAME##_write_lock(NAME##_t *l) {                                    \
+    int e = UPFX##_write_lock(&l->under);                                           \
+    if (e) return e;                                                                \
+    return rm_bravo_write_acquired(&l->bias, TABLE(l), RM_BRAVO_REVOKE_WAIT, 0, NULL); \
+  }                                                                                 \
+  RM_INLINE int NAME##_write_trylock(NAME##_t *l) {                                 \
+    int e = UPFX##_write_trylock(&l->under);                                        \
+    if (e) return e;                                                                \
+    e = rm_bravo_write_acquired(&l->bias, TABLE(l), RM_BRAVO_REVOKE_TRY, 0, NULL);  \
+    if (e) UPFX##_write_unlock(&l->under);                                          \
+    return e;                                                                       \
+  }                                                                                 \
+  RM_INLINE int NAME##_write_unlock(NAME##_t *l) { return UPFX##_write_unlock(&l->under); }
+
+#define RM_BRAVO_DEFINE_TIMED_PART(NAME, UTYPE, UPFX, TABLE)                       \
+  RM_INLINE int NAME##_read_timedlock(NAME##_t *l, rm_token_t *tok, int clk,        \
+                                      const struct timespec *abstime) {             \
+    int why = rm_bravo_read_fast(&l->bias, TABLE(l), tok);                          \
+    if (why == RM_BRAVO_FAST) {                                                     \
+      rm_bravo_read_fast_done(TABLE(l));                                            \
+      return 0;                                                                     \
+    }                                                                               \
+    int e = UPFX##_read_timedlock(&l->under, clk, abstime);                         \
+    if (e) return e;                                                                \
+    *tok = RM_TOKEN_NONE;                                                           \
+    rm_bravo_read_slow_done(&l->bias, TABLE(l), why);                               \
+    return 0;                                                                       \
+  }                                                                                 \
+  RM_INLINE int NAME##_write_timedlock(NAME##_t *l, int clk,                        \
+                                       const struct timespec *abstime) {            \
+    int e = UPFX##_write_timedlock(&l->under, clk, abstime);                        \
+    if (e) return e;                                                                \
+    e = rm_bravo_write_acquired(&l->bias, TABLE(l), RM_BRAVO_REVOKE_TIMED, clk, abstime); \
+    if (e) UPFX##_write_unlock(&l->under);                                          \
+    return e;                                                                       \
+  }
+
+#define RM_BRAVO_DEFINE(NAME, UTYPE, UPFX)                                          \
+  typedef struct NAME {                                                             \
+    struct rm_bravo_bias bias;                                                      \
+    UTYPE under;                                                                    \
+  } NAME##_t;                                                                       \
+  RM_INLINE int NAME##_init(NAME##_t *l) {                                          \
+    if (!l) return EINVAL;                                                          \
+    l->bias.rbias = 0;                                                              \
+    l->bias.reserved = 0;                                                           \
+    l->bias.inhibit_until = 0;                                                      \
+    return UPFX##_init(&l->under);                                                  \
+  }                                                                                 \
+  RM_INLINE int NAME##_destroy(NAME##_t *l) {                                       \
+    if (!l) return EINVAL;                                                          \
+    return UPFX##_destroy(&l->under);                                               \
+  }                                                                                 \
+  RM_BRAVO_DEFINE_CORE(NAME, UTYPE, UPFX, RM_BRAVO_GLOBAL_TABLE)
+
+#define RM_BRAVO_DEFINE_TIMED(NAME, UTYPE, UPFX)                                    \
+  RM_BRAVO_DEFINE(NAME, UTYPE, UPFX)                                                \
+  RM_BRAVO_DEFINE_TIMED_PART(NAME, UTYPE, UPFX, RM_BRAVO_GLOBAL_TABLE)
+
+/* BRAVO-A with a private table of `slots` slots per lock: the idealized,
+ * large-footprint variant the paper compares against in its inter-lock
+ * interference experiment (section 5.1).  No static initializer: _init
+ * allocates (ENOMEM), _destroy frees. */
+#define RM_BRAVO_PRIVATE_TABLE(l) (&(l)->table)
+#define RM_BRAVO_DEFINE_PRIVATE(NAME, UTYPE, UPFX, SLOTS)                           \
+  typedef struct NAME {                                                             \
+    struct rm_bravo_bias bias;                                                      \
+    UTYPE under;                                                                    \
+    struct rm_bravo_table table;                                                    \
+  } NAME##_t;                                                                       \
+  RM_INLINE int NAME##_init(NAME##_t *l) {                                          \
+    if (!l) return EINVAL;                                                          \
+    l->bias.rbias = 0;                                                              \
+    l->bias.reserved = 0;                                                           \
+    l->bias.inhibit_until = 0;                                                      \
+    int e = rm_bravo_table_private_init(&l->table, (SLOTS));                        \
+    if (e) return e;                                                                \
+    e = UPFX##_init(&l->under);                                                     \
+    if (e) rm_bravo_table_private_destroy(&l->table);                               \
+    return e;                                                                       \
+  }                                                                                 \
+  RM_INLINE int NAME##_destroy(NAME##_t *l) {                                       \
+    if (!l) return EINVAL;                                                          \
+    int e = UPFX##_destroy(&l->under);                                              \
+    if (e) return e;                                                                \
+    rm_bravo_table_private_destroy(&l->table);                                      \
+    return 0;                                                                       \
+  }                                                                                 \
+  RM_BRAVO_DEFINE_CORE(NAME, UTYPE, UPFX, RM_BRAVO_PRIVATE_TABLE)
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* READMOSTLY_BRAVO_H */
