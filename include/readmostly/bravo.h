@@ -307,7 +307,10 @@ RM_INLINE int rm_bravo_write_acquired(struct rm_bravo_bias *b, struct rm_bravo_t
       return 0;                                                                     \
     }                                                                               \
     int e = UPFX##_read_lock(&l->under);                                            \
-    if (e) return e;                                                                \
+    if (e) {                                                                        \
+      *tok = 0; /* no hold: a token that no unlock accepts */                       \
+      return e;                                                                     \
+    }                                                                               \
     *tok = RM_TOKEN_NONE;                                                           \
     rm_bravo_read_slow_done(&l->bias, TABLE(l), why);                               \
     return 0;                                                                       \
@@ -319,7 +322,10 @@ RM_INLINE int rm_bravo_write_acquired(struct rm_bravo_bias *b, struct rm_bravo_t
       return 0;                                                                     \
     }                                                                               \
     int e = UPFX##_read_trylock(&l->under);                                         \
-    if (e) return e;                                                                \
+    if (e) {                                                                        \
+      *tok = 0; /* no hold: a token that no unlock accepts */                       \
+      return e;                                                                     \
+    }                                                                               \
     *tok = RM_TOKEN_NONE;                                                           \
     rm_bravo_read_slow_done(&l->bias, TABLE(l), why);                               \
     return 0;                                                                       \
@@ -351,7 +357,10 @@ RM_INLINE int rm_bravo_write_acquired(struct rm_bravo_bias *b, struct rm_bravo_t
       return 0;                                                                     \
     }                                                                               \
     int e = UPFX##_read_timedlock(&l->under, clk, abstime);                         \
-    if (e) return e;                                                                \
+    if (e) {                                                                        \
+      *tok = 0; /* no hold: a token that no unlock accepts */                       \
+      return e;                                                                     \
+    }                                                                               \
     *tok = RM_TOKEN_NONE;                                                           \
     rm_bravo_read_slow_done(&l->bias, TABLE(l), why);                               \
     return 0;                                                                       \

@@ -1,0 +1,274 @@
+/*
+ * torture.c - locktorture-style stress test with an oracle, for every lock
+ * in the operations table.
+ *
+ * Writers publish a multi-word record through a sentinel state: under the
+ * write lock they set every word to SENTINEL, then to the next version v
+ * (all words equal, plus a check word v ^ MAGIC).  Readers, under the read
+ * lock, verify the record is whole: never the sentinel, never torn, and
+ * never older than a version they already saw (per lock, per reader).  An
+ * "occupancy" word checks exclusion directly: a writer inside sets it to
+ * WRITER, readers inside must never see WRITER, and a writer must find no
+ * reader inside.  At the end every lock's version must equal the number of
+ * writes completed on it.  Any violation prints what was seen and exits 1.
+ *
+ * Operations are mixed: blocking, try and timed variants (when the lock has
+ * them), short critical sections, and now and then a reader that sleeps
+ * inside its section (so that with more threads than cores a fast-path
+ * BRAVO reader is preempted holding its slot while a writer revokes).
+ *
+ * Usage: torture [--lock NAME|all] [--readers R] [--writers W] [--seconds S]
+ *                [--locks K] [--inhibit N] [--expect-fast] [--expect-collisions]
+ * The record words are plain (non-atomic) memory on purpose: under
+ * ThreadSanitizer any missing happens-before edge in a lock is a report.
+ */
+#include "test.h"
+#include <readmostly/bravo.h>
+#include <readmostly/rwlock.h>
+#include <readmostly/thread.h>
+
+#include <stdint.h>
+#include <unistd.h>
+
+#define WORDS 6
+#define SENTINEL 0xDEADBEEFDEADBEEFull
+#define MAGIC 0x5A5A5A5A5A5A5A5Aull
+#define OCC_WRITER (1u << 30)
+
+struct record {
+  uint64_t w[WORDS];
+  uint64_t check;
+  uint32_t occupancy; /* readers inside, or OCC_WRITER (atomic) */
+  uint64_t writes;    /* completed writes (atomic) */
+};
+
+struct lockslot {
+  void *lock;
+  struct record rec;
+} __attribute__((aligned(128)));
+
+static const struct rm_rwlock_ops *ops;
+static struct lockslot *locks;
+static int nlocks = 4;
+static int stop;
+static int nreaders = 6, nwriters = 2;
+static double seconds = 2.0;
+static uint64_t total_reads, total_writes, total_busy, total_timeouts;
+
+static void fail(const char *what, int li, uint64_t a, uint64_t b) {
+  fprintf(stderr, "torture[%s]: %s on lock %d (saw %#llx, %#llx)\n", ops->name, what, li,
+          (unsigned long long)a, (unsigned long long)b);
+  exit(1);
+}
+
+static uint32_t xorshift(uint32_t *s) {
+  uint32_t x = *s;
+  x ^= x << 13;
+  x ^= x >> 17;
+  x ^= x << 5;
+  return *s = x;
+}
+
+static void spin(uint32_t n) {
+  for (volatile uint32_t i = 0; i < n; i++) {
+  }
+}
+
+static void reader(void *arg, int idx) {
+  (void)arg;
+  uint32_t seed = 0x9E3779B9u * (uint32_t)(idx + 1);
+  uint64_t *last = (uint64_t *)calloc((size_t)nlocks, sizeof *last);
+  CHECK(last != NULL);
+  uint64_t reads = 0, busy = 0, tmo = 0;
+  while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+    int li = (int)(xorshift(&seed) % (uint32_t)nlocks);
+    struct lockslot *s = &locks[li];
+    rm_token_t tok = 0;
+    uint32_t r = xorshift(&seed) % 100u;
+    int e;
+    if (r < 10) {
+      e = ops->read_trylock(s->lock, &tok);
+      if (e == EBUSY) { busy++; continue; }
+    } else if (r < 15 && ops->read_timedlock) {
+      struct timespec dl = test_deadline_ms((r & 1) ? CLOCK_REALTIME : CLOCK_MONOTONIC, 2);
+      e = ops->read_timedlock(s->lock, &tok, (r & 1) ? CLOCK_REALTIME : CLOCK_MONOTONIC, &dl);
+      if (e == ETIMEDOUT) { tmo++; continue; }
+    } else {
+      e = ops->read_lock(s->lock, &tok);
+    }
+    if (e != 0) fail("read lock error", li, (uint64_t)e, 0);
+    if (tok == 0) fail("read lock returned token 0", li, 0, 0);
+    uint32_t occ = __atomic_add_fetch(&s->rec.occupancy, 1u, __ATOMIC_ACQ_REL);
+    if (occ & OCC_WRITER) fail("reader inside with a writer", li, occ, 0);
+    uint64_t v = s->rec.w[0];
+    if (v == SENTINEL) fail("reader saw the writer's sentinel", li, v, 0);
+    for (int k = 1; k < WORDS; k++)
+      if (s->rec.w[k] != v) fail("torn record", li, v, s->rec.w[k]);
+    if (s->rec.check != (v ^ MAGIC)) fail("bad check word", li, v, s->rec.check);
+    if (v < last[li]) fail("version went backwards", li, last[li], v);
+    last[li] = v;
+    if (xorshift(&seed) % 4096u == 0) test_sleep_ms(1); /* preempted inside */
+    else spin(xorshift(&seed) % 64u);
+    __atomic_sub_fetch(&s->rec.occupancy, 1u, __ATOMIC_ACQ_REL);
+    e = ops->read_unlock(s->lock, tok);
+    if (e != 0) fail("read unlock error", li, (uint64_t)e, 0);
+    reads++;
+  }
+  free(last);
+  __atomic_fetch_add(&total_reads, reads, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&total_busy, busy, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&total_timeouts, tmo, __ATOMIC_RELAXED);
+}
+
+static void writer(void *arg, int idx) {
+  (void)arg;
+  uint32_t seed = 0x85EBCA6Bu * (uint32_t)(idx + 7);
+  uint64_t writes = 0, busy = 0, tmo = 0;
+  while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+    int li = (int)(xorshift(&seed) % (uint32_t)nlocks);
+    struct lockslot *s = &locks[li];
+    uint32_t r = xorshift(&seed) % 100u;
+    int e;
+    if (r < 10) {
+      e = ops->write_trylock(s->lock);
+      if (e == EBUSY) { busy++; continue; }
+    } else if (r < 15 && ops->write_timedlock) {
+      int clk = (r & 1) ? CLOCK_REALTIME : CLOCK_MONOTONIC;
+      struct timespec dl = test_deadline_ms(clk, 2);
+      e = ops->write_timedlock(s->lock, clk, &dl);
+      if (e == ETIMEDOUT) { tmo++; continue; }
+    } else {
+      e = ops->write_lock(s->lock);
+    }
+    if (e != 0) fail("write lock error", li, (uint64_t)e, 0);
+    uint32_t occ = 0;
+    if (!__atomic_compare_exchange_n(&s->rec.occupancy, &occ, OCC_WRITER, false,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+      fail("writer found the lock occupied", li, occ, 0);
+    uint64_t v = s->rec.w[0];
+    for (int k = 0; k < WORDS; k++) s->rec.w[k] = SENTINEL;
+    s->rec.check = SENTINEL;
+    spin(xorshift(&seed) % 32u);
+    for (int k = 0; k < WORDS; k++) s->rec.w[k] = v + 1;
+    s->rec.check = (v + 1) ^ MAGIC;
+    __atomic_store_n(&s->rec.writes, __atomic_load_n(&s->rec.writes, __ATOMIC_RELAXED) + 1,
+                     __ATOMIC_RELAXED);
+    __atomic_store_n(&s->rec.occupancy, 0u, __ATOMIC_RELEASE);
+    e = ops->write_unlock(s->lock);
+    if (e != 0) fail("write unlock error", li, (uint64_t)e, 0);
+    writes++;
+    /* Leave readers room to re-bias the lock between writes. */
+    spin(200 + xorshift(&seed) % 2000u);
+    if (xorshift(&seed) % 64u == 0) sched_yield();
+  }
+  __atomic_fetch_add(&total_writes, writes, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&total_busy, busy, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&total_timeouts, tmo, __ATOMIC_RELAXED);
+}
+
+static void role(void *arg, int idx) {
+  if (idx < nwriters) writer(arg, idx);
+  else reader(arg, idx - nwriters);
+}
+
+static void timer(void *arg, int idx) {
+  (void)arg; (void)idx;
+  test_sleep_ms((long)(seconds * 1000));
+  __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+}
+
+static void all_roles(void *arg, int idx) {
+  if (idx == 0) timer(arg, 0);
+  else role(arg, idx - 1);
+}
+
+static int run_one(int expect_fast, int expect_coll) {
+  locks = (struct lockslot *)aligned_alloc(128, sizeof(struct lockslot) * (size_t)nlocks);
+  CHECK(locks != NULL);
+  memset(locks, 0, sizeof(struct lockslot) * (size_t)nlocks);
+  for (int i = 0; i < nlocks; i++) {
+    size_t sz = (ops->size + ops->align - 1) / ops->align * ops->align;
+    locks[i].lock = aligned_alloc(ops->align < 16 ? 16 : ops->align, sz < 16 ? 16 : sz);
+    CHECK(locks[i].lock != NULL);
+    CHECK_ERR(ops->init(locks[i].lock), 0);
+  }
+  total_reads = total_writes = total_busy = total_timeouts = 0;
+  __atomic_store_n(&stop, 0, __ATOMIC_RELAXED);
+  rm_bravo_stats_reset();
+  test_run_threads(1 + nwriters + nreaders, all_roles, NULL);
+
+  uint64_t writes = 0;
+  for (int i = 0; i < nlocks; i++) {
+    struct record *r = &locks[i].rec;
+    if (r->w[0] != r->writes) fail("final version != writes", i, r->w[0], r->writes);
+    writes += r->writes;
+    /* Every lock is free at the end: both trylocks succeed. */
+    CHECK_ERR(ops->write_trylock(locks[i].lock), 0);
+    CHECK_ERR(ops->write_unlock(locks[i].lock), 0);
+    CHECK_ERR(ops->destroy(locks[i].lock), 0);
+    free(locks[i].lock);
+  }
+  CHECK_EQ(writes, total_writes);
+  struct rm_bravo_stats st;
+  rm_bravo_stats_get(&st);
+  printf("torture[%s]: %d readers %d writers %d locks %.1fs: %llu reads %llu writes "
+         "%llu busy %llu timeouts",
+         ops->name, nreaders, nwriters, nlocks, seconds, (unsigned long long)total_reads,
+         (unsigned long long)total_writes, (unsigned long long)total_busy,
+         (unsigned long long)total_timeouts);
+  if (ops->flags & RM_RWLOCK_BIASED)
+    printf(" | fast %llu slow: bias-off %llu collision %llu raced %llu | revocations %llu",
+           (unsigned long long)st.fast_reads, (unsigned long long)st.slow_bias_off,
+           (unsigned long long)st.slow_collision, (unsigned long long)st.slow_raced,
+           (unsigned long long)st.revocations);
+  printf("\n");
+  CHECK(total_reads > 0);
+  if (nwriters > 0) CHECK(total_writes > 0);
+  if ((ops->flags & RM_RWLOCK_BIASED) && expect_fast) {
+    CHECK(st.fast_reads > 0);
+    if (nwriters > 0) CHECK(st.revocations > 0);
+  }
+  if ((ops->flags & RM_RWLOCK_BIASED) && expect_coll) CHECK(st.slow_collision > 0);
+  free(locks);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  const char *name = "all";
+  int expect_fast = 0, expect_coll = 0;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--lock") && i + 1 < argc) name = argv[++i];
+    else if (!strcmp(argv[i], "--readers") && i + 1 < argc) nreaders = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--writers") && i + 1 < argc) nwriters = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--seconds") && i + 1 < argc) seconds = atof(argv[++i]);
+    else if (!strcmp(argv[i], "--locks") && i + 1 < argc) nlocks = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--inhibit") && i + 1 < argc)
+      CHECK_ERR(rm_bravo_set_inhibit_multiplier((unsigned)atoi(argv[++i])), 0);
+    else if (!strcmp(argv[i], "--expect-fast")) expect_fast = 1;
+    else if (!strcmp(argv[i], "--expect-collisions")) expect_coll = 1;
+    else {
+      fprintf(stderr, "usage: %s [--lock NAME|all] [--readers R] [--writers W] [--seconds S] "
+                      "[--locks K] [--inhibit N] [--expect-fast] [--expect-collisions]\n", argv[0]);
+      return 2;
+    }
+  }
+  const char *env = getenv("READMOSTLY_TORTURE_SCALE");
+  if (env && atof(env) > 0) seconds *= atof(env);
+  if (nlocks < 1 || nreaders < 0 || nwriters < 0 || nreaders + nwriters < 1) {
+    fprintf(stderr, "torture: bad thread or lock counts\n");
+    return 2;
+  }
+  rm_bravo_stats_enable(true);
+  int ran = 0;
+  for (const struct rm_rwlock_ops *const *o = rm_rwlock_ops_all(); *o; o++) {
+    if (strcmp(name, "all") != 0 && strcmp(name, (*o)->name) != 0) continue;
+    ops = *o;
+    run_one(expect_fast, expect_coll);
+    ran++;
+  }
+  if (!ran) {
+    fprintf(stderr, "torture: no lock named %s\n", name);
+    return 2;
+  }
+  TEST_MAIN_END();
+}
