@@ -22,6 +22,7 @@
 #endif
 
 RM_API struct rm_platform_info rm_platform;
+RM_API uint32_t rm_tsan_fence_word; /* used by rm_fence_store_load() under TSan */
 
 static pthread_once_t platform_once = PTHREAD_ONCE_INIT;
 

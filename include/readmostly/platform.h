@@ -104,11 +104,34 @@ extern "C" {
 
 /* Full store->load fence: orders every earlier store before every later load
  * (mfence on x86-64, dmb ish on arm64).  The only fence TSO hardware needs. */
+#if defined(__SANITIZE_THREAD__)
+#define RM_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define RM_TSAN 1
+#endif
+#endif
+#ifdef RM_TSAN
+/* ThreadSanitizer does not model fences (GCC refuses them under -Werror):
+ * use a seq_cst read-modify-write of a dummy word, which it does model and
+ * which is at least as strong. */
+extern RM_API uint32_t rm_tsan_fence_word;
+#define rm_fence_store_load() ((void)__atomic_fetch_add(&rm_tsan_fence_word, 0u, __ATOMIC_SEQ_CST))
+#else
 #define rm_fence_store_load() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#endif
 /* Orders earlier loads/stores before later stores (free on TSO). */
+#ifdef RM_TSAN
+#define rm_fence_release() ((void)__atomic_fetch_add(&rm_tsan_fence_word, 0u, __ATOMIC_SEQ_CST))
+#else
 #define rm_fence_release() __atomic_thread_fence(__ATOMIC_RELEASE)
+#endif
 /* Orders earlier loads before later loads/stores (free on TSO). */
+#ifdef RM_TSAN
+#define rm_fence_acquire() ((void)__atomic_fetch_add(&rm_tsan_fence_word, 0u, __ATOMIC_SEQ_CST))
+#else
 #define rm_fence_acquire() __atomic_thread_fence(__ATOMIC_ACQUIRE)
+#endif
 /* Stops the compiler, not the CPU, from moving memory accesses across. */
 #define rm_compiler_barrier() __asm__ __volatile__("" ::: "memory")
 
