@@ -29,7 +29,7 @@ static unsigned test_checks_passed;
       fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);   \
       exit(1);                                                                   \
     }                                                                            \
-    test_checks_passed++;                                                        \
+    __atomic_fetch_add(&test_checks_passed, 1u, __ATOMIC_RELAXED);                                                      \
   } while (0)
 
 #define CHECK_EQ(a, b)                                                           \
@@ -40,7 +40,7 @@ static unsigned test_checks_passed;
               __FILE__, __LINE__, #a, #b, vb_, va_);                             \
       exit(1);                                                                   \
     }                                                                            \
-    test_checks_passed++;                                                        \
+    __atomic_fetch_add(&test_checks_passed, 1u, __ATOMIC_RELAXED);                                                      \
   } while (0)
 
 #define CHECK_ERR(call, err)                                                     \
@@ -51,7 +51,7 @@ static unsigned test_checks_passed;
               __LINE__, #call, #err, (int)(err), got_, strerror(got_));          \
       exit(1);                                                                   \
     }                                                                            \
-    test_checks_passed++;                                                        \
+    __atomic_fetch_add(&test_checks_passed, 1u, __ATOMIC_RELAXED);                                                      \
   } while (0)
 
 #define TEST_SKIP(why)                                                           \
@@ -62,7 +62,7 @@ static unsigned test_checks_passed;
 
 #define TEST_MAIN_END()                                                          \
   do {                                                                           \
-    printf("%u passed, 0 failed\n", test_checks_passed);                        \
+    printf("%u passed, 0 failed\n", __atomic_load_n(&test_checks_passed, __ATOMIC_RELAXED));                        \
     return 0;                                                                    \
   } while (0)
 
