@@ -23,6 +23,19 @@
 
 static unsigned test_checks_passed;
 
+/* ThreadSanitizer cannot follow a child that starts threads after a
+ * multi-threaded fork(); tests skip only that part under it. */
+#if defined(__SANITIZE_THREAD__)
+#define TEST_UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TEST_UNDER_TSAN 1
+#endif
+#endif
+#ifndef TEST_UNDER_TSAN
+#define TEST_UNDER_TSAN 0
+#endif
+
 #define CHECK(cond)                                                              \
   do {                                                                           \
     if (!(cond)) {                                                               \
