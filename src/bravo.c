@@ -223,35 +223,61 @@ RM_API int rm_bravo_revoke_slowpath(struct rm_bravo_bias *b, struct rm_bravo_tab
   }
 
   uint64_t now = rm_ticks();
+  uint64_t n_mult = rm_atomic_load_relaxed(&rm_bravo_table.n);
+  if (result) {
+    /* Giving up (try or timeout): some fast readers still hold slots for
+     * this lock.  The bias stays off, so no new reader enters by the fast
+     * path, and revoke_pending makes the next writer scan even if no reader
+     * turns the bias back on; the inhibit window keeps slow readers from
+     * doing so at once, so a writer retrying its trylock sees the table
+     * drain.  Both fields are written under A's write lock and read by the
+     * next writer after it acquires A: A orders them. */
+    b->revoke_pending = 1u;
+    rm_atomic_store_relaxed(&b->inhibit_until, now + (now - start) * n_mult);
+    if (RM_UNLIKELY(t->stats_on || rm_bravo_table.stats_on))
+      rm_thread_stat_add(RM_STAT_BRAVO_REVOKE_NS, rm_ticks_to_ns(now - start));
+    return result;
+  }
+  b->revoke_pending = 0u;
+
   /* Primum non nocere: inhibit re-biasing for N times what this cost.
    * Written under A's write lock; read by slow readers under A's read lock. */
-  uint64_t n_mult = rm_atomic_load_relaxed(&rm_bravo_table.n);
   rm_atomic_store_relaxed(&b->inhibit_until, now + (now - start) * n_mult);
   if (RM_UNLIKELY(t->stats_on || rm_bravo_table.stats_on)) {
     rm_thread_stat_add(RM_STAT_BRAVO_REVOKE, 1);
     rm_thread_stat_add(RM_STAT_BRAVO_REVOKE_NS, rm_ticks_to_ns(now - start));
-    if (!result) rm_thread_stat_add(RM_STAT_BRAVO_WRITE, 1);
+    rm_thread_stat_add(RM_STAT_BRAVO_WRITE, 1);
   }
-  return result;
+  return 0;
 }
 
 /* ---- fork ----------------------------------------------------------------
- * In the child only the forking thread runs.  A slot holding lock L while
- * L's rbias == 0 was left either by a reader that lost the race with a
- * revoking writer and was about to clear it (it held nothing), or by a real
- * fast reader that a revoking writer was still waiting for -- and that
- * writer, not being the forking thread (which was in fork()), holds A's
- * write lock in the child forever.  Clearing such slots therefore frees
- * locks nobody held and changes nothing for locks that stay held.  Slots of
- * locks with rbias == 1 are real read holds (of the forking thread, which
- * keeps them, or of others, which remain held as with glibc).
+ * In the child only the forking thread runs.  Its own fast read holds sit in
+ * the slot its hash names, and it keeps them: it will unlock them with the
+ * tokens it holds.  Every other slot holding lock L belongs to a thread that
+ * does not exist in the child:
+ *  - if L's rbias == 1 it is a read hold of that thread, and stays held, as
+ *    with glibc;
+ *  - if L's rbias == 0 it was left either by a reader that lost the race
+ *    with a revoking writer and was about to clear it (it held nothing), by
+ *    a fast reader that a revoking writer was still waiting for (that
+ *    writer, not being the forking thread, holds A's write lock in the child
+ *    forever, so clearing changes nothing), or by a fast reader of a lock
+ *    whose try or timed revocation gave up (revoke_pending).  We clear them
+ *    all: a lock nobody held must not block, and in the last case the
+ *    reader that held L does not exist in the child, so freeing its hold is
+ *    safe; the one difference from glibc is that a writer in the child gets
+ *    the lock instead of waiting forever (documented in docs/bravo.md).
  */
 static void bravo_fork_child(void) {
   uintptr_t *slots = rm_bravo_table.slots;
   if (!slots) return;
+  uintptr_t self = rm_thread_identity();
   for (uintptr_t i = 0; i <= rm_bravo_table.mask; i++) {
     uintptr_t v = slots[i];
-    if (v && ((const struct rm_bravo_bias *)v)->rbias == 0) slots[i] = 0;
+    if (!v || ((const struct rm_bravo_bias *)v)->rbias != 0) continue;
+    if ((rm_bravo_hash((const void *)v, self) & rm_bravo_table.mask) == i) continue;
+    slots[i] = 0;
   }
 }
 

@@ -125,10 +125,15 @@ extern RM_API struct rm_bravo_table rm_bravo_table;
  * writers holding A's write lock.  inhibit_until (rm_ticks() units) is
  * written only by writers holding A's write lock and read only by readers
  * holding A's read lock, so A orders it.
+ *
+ * revoke_pending is 1 after a try or timed write lock gave up revoking: the
+ * bias is off, but fast readers admitted before it went off may still hold
+ * slots, so the next writer must scan the table even though rbias == 0.
+ * Written and read only by writers holding A's write lock.
  */
 struct rm_bravo_bias {
   uint32_t rbias;
-  uint32_t reserved;
+  uint32_t revoke_pending;
   uint64_t inhibit_until;
 };
 #define RM_BRAVO_BIAS_INITIALIZER {0, 0, 0}
@@ -172,10 +177,11 @@ RM_API int rm_bravo_table_private_init(struct rm_bravo_table *t, size_t slots);
 RM_API void rm_bravo_table_private_destroy(struct rm_bravo_table *t);
 /*
  * Revoke bias: called by a writer holding A's write lock when it saw
- * rbias == 1.  mode 0 waits as long as needed; mode 1 (try) returns EBUSY at
- * once if a fast reader holds a slot; mode 2 (timed) returns ETIMEDOUT when
- * abstime passes.  On error rbias stays cleared and the caller must release
- * A.
+ * rbias == 1 or revoke_pending.  mode 0 waits as long as needed; mode 1
+ * (try) returns EBUSY at once if a fast reader holds a slot; mode 2 (timed)
+ * returns ETIMEDOUT when abstime passes.  On error rbias stays cleared,
+ * revoke_pending is set (the next writer scans again) and the caller must
+ * release A.
  */
 RM_API int rm_bravo_revoke_slowpath(struct rm_bravo_bias *b, struct rm_bravo_table *t,
                                     int mode, int clk, const struct timespec *abstime);
@@ -271,7 +277,7 @@ RM_INLINE int rm_bravo_write_acquired(struct rm_bravo_bias *b, struct rm_bravo_t
                                       int mode, int clk, const struct timespec *abstime) {
   /* Relaxed: every slow reader that set rbias released A before we acquired
    * it, so A's ordering makes its store visible here. */
-  if (RM_UNLIKELY(rm_atomic_load_relaxed(&b->rbias)))
+  if (RM_UNLIKELY(rm_atomic_load_relaxed(&b->rbias) | b->revoke_pending))
     return rm_bravo_revoke_slowpath(b, t, mode, clk, abstime);
   if (RM_UNLIKELY(t->stats_on)) rm_bravo_stat_slowpath(4, 1);
   return 0;
@@ -382,7 +388,7 @@ RM_INLINE int rm_bravo_write_acquired(struct rm_bravo_bias *b, struct rm_bravo_t
   RM_INLINE int NAME##_init(NAME##_t *l) {                                          \
     if (!l) return EINVAL;                                                          \
     l->bias.rbias = 0;                                                              \
-    l->bias.reserved = 0;                                                           \
+    l->bias.revoke_pending = 0;                                                           \
     l->bias.inhibit_until = 0;                                                      \
     return UPFX##_init(&l->under);                                                  \
   }                                                                                 \
@@ -410,7 +416,7 @@ RM_INLINE int rm_bravo_write_acquired(struct rm_bravo_bias *b, struct rm_bravo_t
   RM_INLINE int NAME##_init(NAME##_t *l) {                                          \
     if (!l) return EINVAL;                                                          \
     l->bias.rbias = 0;                                                              \
-    l->bias.reserved = 0;                                                           \
+    l->bias.revoke_pending = 0;                                                           \
     l->bias.inhibit_until = 0;                                                      \
     int e = rm_bravo_table_private_init(&l->table, (SLOTS));                        \
     if (e) return e;                                                                \

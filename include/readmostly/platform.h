@@ -93,6 +93,7 @@ extern "C" {
 #define rm_atomic_fetch_or_acq_rel(p, v) __atomic_fetch_or((p), (v), __ATOMIC_ACQ_REL)
 #define rm_atomic_fetch_and_acq_rel(p, v) __atomic_fetch_and((p), (v), __ATOMIC_ACQ_REL)
 #define rm_atomic_fetch_and_release(p, v) __atomic_fetch_and((p), (v), __ATOMIC_RELEASE)
+#define rm_atomic_fetch_xor_acq_rel(p, v) __atomic_fetch_xor((p), (v), __ATOMIC_ACQ_REL)
 /* Compare-and-swap; *expp is updated with the observed value on failure.
  * Returns true on success. */
 #define rm_atomic_cas_acquire(p, expp, v) \

@@ -191,6 +191,7 @@ static int run_one(int expect_fast, int expect_coll) {
     locks[i].lock = aligned_alloc(ops->align < 16 ? 16 : ops->align, sz < 16 ? 16 : sz);
     CHECK(locks[i].lock != NULL);
     CHECK_ERR(ops->init(locks[i].lock), 0);
+    locks[i].rec.check = MAGIC; /* version 0 is a whole record */
   }
   total_reads = total_writes = total_busy = total_timeouts = 0;
   __atomic_store_n(&stop, 0, __ATOMIC_RELAXED);

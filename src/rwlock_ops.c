@@ -1,0 +1,138 @@
+/*
+ * rwlock_ops.c - run-time operations tables for every bundled lock.  Each
+ * entry is a one-line wrapper of the typed (inline) function, so the table
+ * and direct callers run the same code.  See readmostly/rwlock.h.
+ */
+#include <readmostly/bravo_locks.h>
+#include <readmostly/rwlock.h>
+
+#include <string.h>
+#include <time.h>
+
+/* Locks whose read side has no token (A of BRAVO-A). */
+#define OPS_PLAIN_CORE(ID, T, P)                                                      \
+  static int ID##_init(void *l) { return P##_init((T *)l); }                          \
+  static int ID##_destroy(void *l) { return P##_destroy((T *)l); }                    \
+  static int ID##_rl(void *l, rm_token_t *tok) {                                      \
+    int e = P##_read_lock((T *)l);                                                    \
+    if (!e) *tok = RM_TOKEN_NONE;                                                     \
+    return e;                                                                         \
+  }                                                                                   \
+  static int ID##_rtl(void *l, rm_token_t *tok) {                                     \
+    int e = P##_read_trylock((T *)l);                                                 \
+    if (!e) *tok = RM_TOKEN_NONE;                                                     \
+    return e;                                                                         \
+  }                                                                                   \
+  static int ID##_ru(void *l, rm_token_t tok) {                                       \
+    (void)tok;                                                                        \
+    return P##_read_unlock((T *)l);                                                   \
+  }                                                                                   \
+  static int ID##_wl(void *l) { return P##_write_lock((T *)l); }                      \
+  static int ID##_wtl(void *l) { return P##_write_trylock((T *)l); }                  \
+  static int ID##_wu(void *l) { return P##_write_unlock((T *)l); }
+
+#define OPS_PLAIN_TIMED(ID, T, P)                                                     \
+  static int ID##_rtm(void *l, rm_token_t *tok, int clk, const struct timespec *a) {  \
+    int e = P##_read_timedlock((T *)l, clk, a);                                       \
+    if (!e) *tok = RM_TOKEN_NONE;                                                     \
+    return e;                                                                         \
+  }                                                                                   \
+  static int ID##_wtm(void *l, int clk, const struct timespec *a) {                   \
+    return P##_write_timedlock((T *)l, clk, a);                                       \
+  }
+
+/* Locks whose read side returns a token. */
+#define OPS_TOKEN_CORE(ID, T, P)                                                      \
+  static int ID##_init(void *l) { return P##_init((T *)l); }                          \
+  static int ID##_destroy(void *l) { return P##_destroy((T *)l); }                    \
+  static int ID##_rl(void *l, rm_token_t *tok) { return P##_read_lock((T *)l, tok); } \
+  static int ID##_rtl(void *l, rm_token_t *tok) { return P##_read_trylock((T *)l, tok); } \
+  static int ID##_ru(void *l, rm_token_t tok) { return P##_read_unlock((T *)l, tok); } \
+  static int ID##_wl(void *l) { return P##_write_lock((T *)l); }                      \
+  static int ID##_wtl(void *l) { return P##_write_trylock((T *)l); }                  \
+  static int ID##_wu(void *l) { return P##_write_unlock((T *)l); }
+
+#define OPS_TOKEN_TIMED(ID, T, P)                                                     \
+  static int ID##_rtm(void *l, rm_token_t *tok, int clk, const struct timespec *a) {  \
+    return P##_read_timedlock((T *)l, tok, clk, a);                                   \
+  }                                                                                   \
+  static int ID##_wtm(void *l, int clk, const struct timespec *a) {                   \
+    return P##_write_timedlock((T *)l, clk, a);                                       \
+  }
+
+#define OPS_ENTRY(ID, NAME, T, FLAGS, RTM, WTM)                                       \
+  static const struct rm_rwlock_ops ID##_ops = {                                      \
+      NAME, sizeof(T), _Alignof(T), FLAGS, ID##_init, ID##_destroy, ID##_rl,          \
+      ID##_rtl, ID##_ru, ID##_wl, ID##_wtl, ID##_wu, RTM, WTM};
+
+OPS_PLAIN_CORE(pft, rm_pft_t, rm_pft)
+OPS_ENTRY(pft, "pft", rm_pft_t, RM_RWLOCK_PHASE_FAIR, NULL, NULL)
+OPS_PLAIN_CORE(pth, rm_pthread_t, rm_pthread)
+OPS_PLAIN_TIMED(pth, rm_pthread_t, rm_pthread)
+OPS_ENTRY(pth, "pthread", rm_pthread_t,
+          RM_RWLOCK_BLOCKING | RM_RWLOCK_TIMED | RM_RWLOCK_PREFER_READER | RM_RWLOCK_RECURSIVE_READ,
+          pth_rtm, pth_wtm)
+OPS_PLAIN_CORE(fut, rm_futexrw_t, rm_futexrw)
+OPS_PLAIN_TIMED(fut, rm_futexrw_t, rm_futexrw)
+OPS_ENTRY(fut, "futex", rm_futexrw_t,
+          RM_RWLOCK_BLOCKING | RM_RWLOCK_TIMED | RM_RWLOCK_PREFER_WRITER, fut_rtm, fut_wtm)
+
+/* The reader-preference kind of the futex lock (glibc's default). */
+static int futr_init(void *l) {
+  return rm_futexrw_init_kind((rm_futexrw_t *)l, RM_FUTEXRW_PREFER_READER, 0);
+}
+#define futr_destroy fut_destroy
+#define futr_rl fut_rl
+#define futr_rtl fut_rtl
+#define futr_ru fut_ru
+#define futr_wl fut_wl
+#define futr_wtl fut_wtl
+#define futr_wu fut_wu
+OPS_ENTRY(futr, "futex-rpref", rm_futexrw_t,
+          RM_RWLOCK_BLOCKING | RM_RWLOCK_TIMED | RM_RWLOCK_PREFER_READER | RM_RWLOCK_RECURSIVE_READ,
+          fut_rtm, fut_wtm)
+
+
+OPS_TOKEN_CORE(bpft, rm_bravo_pft_t, rm_bravo_pft)
+OPS_ENTRY(bpft, "bravo-pft", rm_bravo_pft_t, RM_RWLOCK_BIASED | RM_RWLOCK_PHASE_FAIR, NULL, NULL)
+OPS_TOKEN_CORE(bpth, rm_bravo_pthread_t, rm_bravo_pthread)
+OPS_TOKEN_TIMED(bpth, rm_bravo_pthread_t, rm_bravo_pthread)
+OPS_ENTRY(bpth, "bravo-pthread", rm_bravo_pthread_t,
+          RM_RWLOCK_BIASED | RM_RWLOCK_BLOCKING | RM_RWLOCK_TIMED | RM_RWLOCK_PREFER_READER |
+              RM_RWLOCK_RECURSIVE_READ,
+          bpth_rtm, bpth_wtm)
+OPS_TOKEN_CORE(bfut, rm_bravo_futexrw_t, rm_bravo_futexrw)
+OPS_TOKEN_TIMED(bfut, rm_bravo_futexrw_t, rm_bravo_futexrw)
+OPS_ENTRY(bfut, "bravo-futex", rm_bravo_futexrw_t,
+          RM_RWLOCK_BIASED | RM_RWLOCK_BLOCKING | RM_RWLOCK_TIMED | RM_RWLOCK_PREFER_WRITER,
+          bfut_rtm, bfut_wtm)
+static int bfutr_init(void *l) {
+  rm_bravo_futexrw_t *b = (rm_bravo_futexrw_t *)l;
+  int e = rm_bravo_futexrw_init(b);
+  if (e) return e;
+  return rm_futexrw_init_kind(&b->under, RM_FUTEXRW_PREFER_READER, 0);
+}
+#define bfutr_destroy bfut_destroy
+#define bfutr_rl bfut_rl
+#define bfutr_rtl bfut_rtl
+#define bfutr_ru bfut_ru
+#define bfutr_wl bfut_wl
+#define bfutr_wtl bfut_wtl
+#define bfutr_wu bfut_wu
+OPS_ENTRY(bfutr, "bravo-futex-rpref", rm_bravo_futexrw_t,
+          RM_RWLOCK_BIASED | RM_RWLOCK_BLOCKING | RM_RWLOCK_TIMED | RM_RWLOCK_PREFER_READER |
+              RM_RWLOCK_RECURSIVE_READ,
+          bfut_rtm, bfut_wtm)
+
+static const struct rm_rwlock_ops *const all_ops[] = {
+    &pft_ops, &bpft_ops, &pth_ops,  &bpth_ops,  &fut_ops,
+    &bfut_ops, &futr_ops, &bfutr_ops, NULL};
+
+RM_API const struct rm_rwlock_ops *const *rm_rwlock_ops_all(void) { return all_ops; }
+
+RM_API const struct rm_rwlock_ops *rm_rwlock_ops_find(const char *name) {
+  if (!name) return NULL;
+  for (size_t i = 0; all_ops[i]; i++)
+    if (strcmp(all_ops[i]->name, name) == 0) return all_ops[i];
+  return NULL;
+}
