@@ -3,7 +3,10 @@
  * entry is a one-line wrapper of the typed (inline) function, so the table
  * and direct callers run the same code.  See readmostly/rwlock.h.
  */
+#include <readmostly/ba.h>
 #include <readmostly/bravo_locks.h>
+#include <readmostly/cohort.h>
+#include <readmostly/percpu.h>
 #include <readmostly/rwlock.h>
 
 #include <string.h>
@@ -65,6 +68,8 @@
       NAME, sizeof(T), _Alignof(T), FLAGS, ID##_init, ID##_destroy, ID##_rl,          \
       ID##_rtl, ID##_ru, ID##_wl, ID##_wtl, ID##_wu, RTM, WTM};
 
+OPS_PLAIN_CORE(ba, rm_ba_t, rm_ba)
+OPS_ENTRY(ba, "ba", rm_ba_t, RM_RWLOCK_PHASE_FAIR, NULL, NULL)
 OPS_PLAIN_CORE(pft, rm_pft_t, rm_pft)
 OPS_ENTRY(pft, "pft", rm_pft_t, RM_RWLOCK_PHASE_FAIR, NULL, NULL)
 OPS_PLAIN_CORE(pth, rm_pthread_t, rm_pthread)
@@ -92,7 +97,13 @@ OPS_ENTRY(futr, "futex-rpref", rm_futexrw_t,
           RM_RWLOCK_BLOCKING | RM_RWLOCK_TIMED | RM_RWLOCK_PREFER_READER | RM_RWLOCK_RECURSIVE_READ,
           fut_rtm, fut_wtm)
 
+OPS_TOKEN_CORE(pcpu, rm_percpu_t, rm_percpu)
+OPS_ENTRY(pcpu, "percpu", rm_percpu_t, RM_RWLOCK_PHASE_FAIR, NULL, NULL)
+OPS_TOKEN_CORE(coh, rm_cohort_t, rm_cohort)
+OPS_ENTRY(coh, "cohort", rm_cohort_t, RM_RWLOCK_PREFER_WRITER, NULL, NULL)
 
+OPS_TOKEN_CORE(bba, rm_bravo_ba_t, rm_bravo_ba)
+OPS_ENTRY(bba, "bravo-ba", rm_bravo_ba_t, RM_RWLOCK_BIASED | RM_RWLOCK_PHASE_FAIR, NULL, NULL)
 OPS_TOKEN_CORE(bpft, rm_bravo_pft_t, rm_bravo_pft)
 OPS_ENTRY(bpft, "bravo-pft", rm_bravo_pft_t, RM_RWLOCK_BIASED | RM_RWLOCK_PHASE_FAIR, NULL, NULL)
 OPS_TOKEN_CORE(bpth, rm_bravo_pthread_t, rm_bravo_pthread)
@@ -125,8 +136,8 @@ OPS_ENTRY(bfutr, "bravo-futex-rpref", rm_bravo_futexrw_t,
           bfut_rtm, bfut_wtm)
 
 static const struct rm_rwlock_ops *const all_ops[] = {
-    &pft_ops, &bpft_ops, &pth_ops,  &bpth_ops,  &fut_ops,
-    &bfut_ops, &futr_ops, &bfutr_ops, NULL};
+    &ba_ops,   &bba_ops,  &pft_ops,  &bpft_ops,  &pth_ops,  &bpth_ops, &fut_ops,
+    &bfut_ops, &futr_ops, &bfutr_ops, &pcpu_ops, &coh_ops,  NULL};
 
 RM_API const struct rm_rwlock_ops *const *rm_rwlock_ops_all(void) { return all_ops; }
 

@@ -263,6 +263,7 @@ RM_INLINE void rm_bravo_read_fast_done(struct rm_bravo_table *t) {
  * release A's read lock. */
 RM_INLINE int rm_bravo_read_unlock_fast(struct rm_bravo_bias *b, rm_token_t tok) {
   if (tok == RM_TOKEN_NONE) return 0;
+  (void)b; /* checked in debug builds only */
 #ifndef NDEBUG
   if (RM_UNLIKELY(tok == 0 || rm_atomic_load_relaxed((uintptr_t *)tok) != (uintptr_t)b))
     rm_bravo_bad_unlock(b, tok);

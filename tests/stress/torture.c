@@ -187,8 +187,10 @@ static int run_one(int expect_fast, int expect_coll) {
   CHECK(locks != NULL);
   memset(locks, 0, sizeof(struct lockslot) * (size_t)nlocks);
   for (int i = 0; i < nlocks; i++) {
-    size_t sz = (ops->size + ops->align - 1) / ops->align * ops->align;
-    locks[i].lock = aligned_alloc(ops->align < 16 ? 16 : ops->align, sz < 16 ? 16 : sz);
+    /* aligned_alloc wants the size to be a multiple of the alignment. */
+    size_t al = ops->align < 16 ? 16 : ops->align;
+    size_t sz = (ops->size + al - 1) / al * al;
+    locks[i].lock = aligned_alloc(al, sz);
     CHECK(locks[i].lock != NULL);
     CHECK_ERR(ops->init(locks[i].lock), 0);
     locks[i].rec.check = MAGIC; /* version 0 is a whole record */

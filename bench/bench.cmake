@@ -1,0 +1,49 @@
+# readmostly-bench: the benchmark driver (bench/readmostly-bench.c).  The
+# Concurrency Kit peers are compiled in when Debian's libck-dev is installed
+# (header-only use), liburcu's memb flavour when liburcu-dev is.
+include(CheckIncludeFile)
+check_include_file(ck_rwlock.h RM_BENCH_HAVE_CK)
+find_path(RM_URCU_INCLUDE urcu/urcu-memb.h PATHS /usr/include/${CMAKE_LIBRARY_ARCHITECTURE})
+find_library(RM_URCU_MEMB_LIB urcu-memb)
+find_library(RM_URCU_COMMON_LIB urcu-common)
+
+add_executable(readmostly-bench readmostly-bench.c)
+target_link_libraries(readmostly-bench PRIVATE readmostly_static)
+target_include_directories(readmostly-bench PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+if(RM_BENCH_HAVE_CK)
+  target_compile_definitions(readmostly-bench PRIVATE RM_BENCH_HAVE_CK=1)
+else()
+  message(STATUS "readmostly-bench: libck-dev not found; ck-rwlock, ck-pflock, ck-brlock left out")
+endif()
+if(RM_URCU_INCLUDE AND RM_URCU_MEMB_LIB)
+  target_compile_definitions(readmostly-bench PRIVATE RM_BENCH_HAVE_URCU=1)
+  target_include_directories(readmostly-bench PRIVATE ${RM_URCU_INCLUDE})
+  target_link_libraries(readmostly-bench PRIVATE ${RM_URCU_MEMB_LIB})
+  if(RM_URCU_COMMON_LIB)
+    target_link_libraries(readmostly-bench PRIVATE ${RM_URCU_COMMON_LIB})
+  endif()
+else()
+  message(STATUS "readmostly-bench: liburcu-dev not found; urcu-memb left out")
+endif()
+install(TARGETS readmostly-bench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+
+# Smoke tests: every experiment runs briefly, oversubscribed, and produces
+# rows that scripts/bench_check.sh accepts (header, no NaN, positive values).
+set(RM_BENCH_SMOKE
+  "latency|--iterations|20000"
+  "readers|--threads|1,3"
+  "alternator|--threads|1,3"
+  "interference|--threads|3|--param|locks=1,64"
+  "test_rwlock|--threads|1,3"
+  "rwbench|--threads|3|--param|P=1/2,1/10000"
+  "hashtable|--threads|1,3|--param|keys=1024")
+foreach(spec ${RM_BENCH_SMOKE})
+  string(REPLACE "|" ";" args "${spec}")
+  list(GET args 0 exp)
+  add_test(NAME bench.${exp}
+    COMMAND ${CMAKE_COMMAND} -DBENCH=$<TARGET_FILE:readmostly-bench>
+            "-DARGS=${args};--duration;0.05;--reps;1"
+            -DOUT=${CMAKE_CURRENT_BINARY_DIR}/smoke-${exp}.csv
+            -P ${CMAKE_CURRENT_SOURCE_DIR}/smoke.cmake)
+  set_tests_properties(bench.${exp} PROPERTIES LABELS bench-smoke TIMEOUT 300)
+endforeach()
