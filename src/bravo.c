@@ -191,7 +191,12 @@ RM_API int rm_bravo_revoke_slowpath(struct rm_bravo_bias *b, struct rm_bravo_tab
   rm_fence_store_load();
   RM_DEBUG_YIELD();
 
-  uintptr_t *slots = t->slots;
+  /* Acquire, pairing with the table's publication (release store of
+   * slots after mask): the mask we read belongs to these slots.  A already
+   * orders this (the reader that set rbias allocated the table before it
+   * released A), but not every acquisition of A is visible to
+   * ThreadSanitizer (glibc's pthread_rwlock_clockwrlock). */
+  uintptr_t *slots = rm_atomic_load_acquire(&t->slots);
   uintptr_t n = t->mask + 1;
   uintptr_t me = (uintptr_t)b;
   if (slots) {
@@ -232,13 +237,15 @@ RM_API int rm_bravo_revoke_slowpath(struct rm_bravo_bias *b, struct rm_bravo_tab
      * doing so at once, so a writer retrying its trylock sees the table
      * drain.  Both fields are written under A's write lock and read by the
      * next writer after it acquires A: A orders them. */
-    b->revoke_pending = 1u;
+    rm_atomic_store_relaxed(&b->revoke_pending, 1u);
     rm_atomic_store_relaxed(&b->inhibit_until, now + (now - start) * n_mult);
     if (RM_UNLIKELY(t->stats_on || rm_bravo_table.stats_on))
       rm_thread_stat_add(RM_STAT_BRAVO_REVOKE_NS, rm_ticks_to_ns(now - start));
     return result;
   }
-  b->revoke_pending = 0u;
+  /* Relaxed atomics although A orders them: ThreadSanitizer does not see
+   * every acquisition of A (glibc's pthread_rwlock_clockwrlock). */
+  rm_atomic_store_relaxed(&b->revoke_pending, 0u);
 
   /* Primum non nocere: inhibit re-biasing for N times what this cost.
    * Written under A's write lock; read by slow readers under A's read lock. */

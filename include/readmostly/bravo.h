@@ -278,7 +278,7 @@ RM_INLINE int rm_bravo_write_acquired(struct rm_bravo_bias *b, struct rm_bravo_t
                                       int mode, int clk, const struct timespec *abstime) {
   /* Relaxed: every slow reader that set rbias released A before we acquired
    * it, so A's ordering makes its store visible here. */
-  if (RM_UNLIKELY(rm_atomic_load_relaxed(&b->rbias) | b->revoke_pending))
+  if (RM_UNLIKELY(rm_atomic_load_relaxed(&b->rbias) | rm_atomic_load_relaxed(&b->revoke_pending)))
     return rm_bravo_revoke_slowpath(b, t, mode, clk, abstime);
   if (RM_UNLIKELY(t->stats_on)) rm_bravo_stat_slowpath(4, 1);
   return 0;
