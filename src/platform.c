@@ -34,7 +34,7 @@ static bool env_flag(const char *name) {
 #if defined(__x86_64__)
 static bool tsc_invariant(void) {
   unsigned a, b, c, d;
-  if (__get_cpuid_max(0x80000000u, NULL) < 0x80000007u) return false;
+  if ((unsigned)__get_cpuid_max(0x80000000u, NULL) < 0x80000007u) return false;
   __cpuid(0x80000007u, a, b, c, d);
   (void)a; (void)b; (void)c;
   return (d >> 8) & 1u; /* CPUID.80000007H:EDX[8] = invariant TSC */

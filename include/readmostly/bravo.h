@@ -288,6 +288,9 @@ RM_INLINE int rm_bravo_write_acquired(struct rm_bravo_bias *b, struct rm_bravo_t
 #define RM_BRAVO_REVOKE_TRY 1
 #define RM_BRAVO_REVOKE_TIMED 2
 
+/* Generated functions may go unused in the file that stamps them out. */
+#define RM_GEN_INLINE RM_INLINE __attribute__((unused))
+
 /*
  * ---- The generator --------------------------------------------------------------
  * RM_BRAVO_DEFINE(NAME, UTYPE, UPFX) defines
@@ -307,7 +310,7 @@ RM_INLINE int rm_bravo_write_acquired(struct rm_bravo_bias *b, struct rm_bravo_t
 #define RM_BRAVO_GLOBAL_TABLE(l) (&rm_bravo_table)
 
 #define RM_BRAVO_DEFINE_CORE(NAME, UTYPE, UPFX, TABLE)                             \
-  RM_INLINE int NAME##_read_lock(NAME##_t *l, rm_token_t *tok) {                    \
+  RM_GEN_INLINE int NAME##_read_lock(NAME##_t *l, rm_token_t *tok) {                    \
     int why = rm_bravo_read_fast(&l->bias, TABLE(l), tok);                          \
     if (RM_LIKELY(why == RM_BRAVO_FAST)) {                                          \
       rm_bravo_read_fast_done(TABLE(l));                                            \
@@ -322,7 +325,7 @@ RM_INLINE int rm_bravo_write_acquired(struct rm_bravo_bias *b, struct rm_bravo_t
     rm_bravo_read_slow_done(&l->bias, TABLE(l), why);                               \
     return 0;                                                                       \
   }                                                                                 \
-  RM_INLINE int NAME##_read_trylock(NAME##_t *l, rm_token_t *tok) {                 \
+  RM_GEN_INLINE int NAME##_read_trylock(NAME##_t *l, rm_token_t *tok) {                 \
     int why = rm_bravo_read_fast(&l->bias, TABLE(l), tok);                          \
     if (why == RM_BRAVO_FAST) {                                                     \
       rm_bravo_read_fast_done(TABLE(l));                                            \
@@ -337,26 +340,26 @@ RM_INLINE int rm_bravo_write_acquired(struct rm_bravo_bias *b, struct rm_bravo_t
     rm_bravo_read_slow_done(&l->bias, TABLE(l), why);                               \
     return 0;                                                                       \
   }                                                                                 \
-  RM_INLINE int NAME##_read_unlock(NAME##_t *l, rm_token_t tok) {                   \
+  RM_GEN_INLINE int NAME##_read_unlock(NAME##_t *l, rm_token_t tok) {                   \
     if (rm_bravo_read_unlock_fast(&l->bias, tok)) return 0;                         \
     return UPFX##_read_unlock(&l->under);                                           \
   }                                                                                 \
-  RM_INLINE int NAME##_write_lock(NAME##_t *l) {                                    \
+  RM_GEN_INLINE int NAME##_write_lock(NAME##_t *l) {                                    \
     int e = UPFX##_write_lock(&l->under);                                           \
     if (e) return e;                                                                \
     return rm_bravo_write_acquired(&l->bias, TABLE(l), RM_BRAVO_REVOKE_WAIT, 0, NULL); \
   }                                                                                 \
-  RM_INLINE int NAME##_write_trylock(NAME##_t *l) {                                 \
+  RM_GEN_INLINE int NAME##_write_trylock(NAME##_t *l) {                                 \
     int e = UPFX##_write_trylock(&l->under);                                        \
     if (e) return e;                                                                \
     e = rm_bravo_write_acquired(&l->bias, TABLE(l), RM_BRAVO_REVOKE_TRY, 0, NULL);  \
     if (e) UPFX##_write_unlock(&l->under);                                          \
     return e;                                                                       \
   }                                                                                 \
-  RM_INLINE int NAME##_write_unlock(NAME##_t *l) { return UPFX##_write_unlock(&l->under); }
+  RM_GEN_INLINE int NAME##_write_unlock(NAME##_t *l) { return UPFX##_write_unlock(&l->under); }
 
 #define RM_BRAVO_DEFINE_TIMED_PART(NAME, UTYPE, UPFX, TABLE)                       \
-  RM_INLINE int NAME##_read_timedlock(NAME##_t *l, rm_token_t *tok, int clk,        \
+  RM_GEN_INLINE int NAME##_read_timedlock(NAME##_t *l, rm_token_t *tok, int clk,        \
                                       const struct timespec *abstime) {             \
     int why = rm_bravo_read_fast(&l->bias, TABLE(l), tok);                          \
     if (why == RM_BRAVO_FAST) {                                                     \
@@ -372,7 +375,7 @@ RM_INLINE int rm_bravo_write_acquired(struct rm_bravo_bias *b, struct rm_bravo_t
     rm_bravo_read_slow_done(&l->bias, TABLE(l), why);                               \
     return 0;                                                                       \
   }                                                                                 \
-  RM_INLINE int NAME##_write_timedlock(NAME##_t *l, int clk,                        \
+  RM_GEN_INLINE int NAME##_write_timedlock(NAME##_t *l, int clk,                        \
                                        const struct timespec *abstime) {            \
     int e = UPFX##_write_timedlock(&l->under, clk, abstime);                        \
     if (e) return e;                                                                \
@@ -386,14 +389,14 @@ RM_INLINE int rm_bravo_write_acquired(struct rm_bravo_bias *b, struct rm_bravo_t
     struct rm_bravo_bias bias;                                                      \
     UTYPE under;                                                                    \
   } NAME##_t;                                                                       \
-  RM_INLINE int NAME##_init(NAME##_t *l) {                                          \
+  RM_GEN_INLINE int NAME##_init(NAME##_t *l) {                                          \
     if (!l) return EINVAL;                                                          \
     l->bias.rbias = 0;                                                              \
     l->bias.revoke_pending = 0;                                                           \
     l->bias.inhibit_until = 0;                                                      \
     return UPFX##_init(&l->under);                                                  \
   }                                                                                 \
-  RM_INLINE int NAME##_destroy(NAME##_t *l) {                                       \
+  RM_GEN_INLINE int NAME##_destroy(NAME##_t *l) {                                       \
     if (!l) return EINVAL;                                                          \
     return UPFX##_destroy(&l->under);                                               \
   }                                                                                 \
@@ -414,7 +417,7 @@ RM_INLINE int rm_bravo_write_acquired(struct rm_bravo_bias *b, struct rm_bravo_t
     UTYPE under;                                                                    \
     struct rm_bravo_table table;                                                    \
   } NAME##_t;                                                                       \
-  RM_INLINE int NAME##_init(NAME##_t *l) {                                          \
+  RM_GEN_INLINE int NAME##_init(NAME##_t *l) {                                          \
     if (!l) return EINVAL;                                                          \
     l->bias.rbias = 0;                                                              \
     l->bias.revoke_pending = 0;                                                           \
@@ -425,7 +428,7 @@ RM_INLINE int rm_bravo_write_acquired(struct rm_bravo_bias *b, struct rm_bravo_t
     if (e) rm_bravo_table_private_destroy(&l->table);                               \
     return e;                                                                       \
   }                                                                                 \
-  RM_INLINE int NAME##_destroy(NAME##_t *l) {                                       \
+  RM_GEN_INLINE int NAME##_destroy(NAME##_t *l) {                                       \
     if (!l) return EINVAL;                                                          \
     int e = UPFX##_destroy(&l->under);                                              \
     if (e) return e;                                                                \
