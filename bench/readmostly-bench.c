@@ -83,6 +83,7 @@ AI void prng_steps(struct tctx *c, unsigned n) {
   c->sink += acc;
 }
 AI void spin_work(unsigned n) { /* test_rwlock's "loops": a counted-down local */
+  if (n == 0) return; /* folded away where n is the constant 0 */
   for (volatile unsigned i = n; i > 0; i--) {
   }
 }
@@ -126,7 +127,9 @@ AI double lat_body(void *l, int write, uint64_t iters, double secs, rl_fn rl, ru
   return (double)(t1 - t0) / (double)n;
 }
 
-AI void *readers_body(struct tctx *c, rl_fn rl, ru_fn ru) {
+/* readers: cs = 0; test_rwlock's readers: cs = 10 loops inside.  The stop
+ * flag is read once per 64 acquisitions. */
+AI void *readers_body(struct tctx *c, rl_fn rl, ru_fn ru, unsigned cs) {
   void *l = c->lock;
   uint64_t n = 0;
   wait_go();
@@ -134,6 +137,7 @@ AI void *readers_body(struct tctx *c, rl_fn rl, ru_fn ru) {
     for (int i = 0; i < 64; i++) {
       rm_token_t t;
       rl(l, &t);
+      spin_work(cs);
       ru(l, t);
     }
     n += 64;
@@ -159,6 +163,8 @@ AI void *alternator_body(struct tctx *c, rl_fn rl, ru_fn ru) {
   while (!stopped()) {
     unsigned k = 0;
     uint64_t s;
+    /* Acquire, pairing with the left neighbour's release store of our
+     * word: its read unlock happens before our read lock. */
     while ((s = __atomic_load_n(&me->seq, __ATOMIC_ACQUIRE)) == seen) {
       if (stopped()) goto out;
       /* Busy-wait as the paper does; yield now and then, because with more
@@ -173,7 +179,7 @@ AI void *alternator_body(struct tctx *c, rl_fn rl, ru_fn ru) {
     n++;
     /* Hand-off number s + 1: every slot sees increasing values (with one
      * thread, next == me and our own store is the next notification). */
-    __atomic_store_n(&next->seq, s + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&next->seq, s + 1, __ATOMIC_RELEASE); /* pairs with its acquire */
   }
 out:
   c->count = n;
@@ -193,21 +199,6 @@ AI void *interference_body(struct tctx *c, rl_fn rl, ru_fn ru) {
       prng_steps(c, 100);
     }
     n += 16;
-  }
-  c->count = n;
-  return NULL;
-}
-
-AI void *trw_reader_body(struct tctx *c, rl_fn rl, ru_fn ru) {
-  void *l = c->lock;
-  uint64_t n = 0;
-  wait_go();
-  while (!stopped()) {
-    rm_token_t t;
-    rl(l, &t);
-    spin_work(10);
-    ru(l, t);
-    n++;
   }
   c->count = n;
   return NULL;
@@ -346,7 +337,7 @@ struct impl {
   static double ID##_lat(void *l, int w, uint64_t it, double s) {                             \
     return lat_body(l, w, it, s, ID##_rl, ID##_ru, ID##_wl, ID##_wu);                         \
   }                                                                                           \
-  static void *ID##_readers(void *a) { return readers_body((struct tctx *)a, ID##_rl, ID##_ru); } \
+  static void *ID##_readers(void *a) { return readers_body((struct tctx *)a, ID##_rl, ID##_ru, 0); } \
   static void *ID##_alternator(void *a) {                                                     \
     return alternator_body((struct tctx *)a, ID##_rl, ID##_ru);                               \
   }                                                                                           \
@@ -354,7 +345,7 @@ struct impl {
     return interference_body((struct tctx *)a, ID##_rl, ID##_ru);                             \
   }                                                                                           \
   static void *ID##_trw_reader(void *a) {                                                     \
-    return trw_reader_body((struct tctx *)a, ID##_rl, ID##_ru);                               \
+    return readers_body((struct tctx *)a, ID##_rl, ID##_ru, 10);                               \
   }                                                                                           \
   static void *ID##_trw_writer(void *a) {                                                     \
     return trw_writer_body((struct tctx *)a, ID##_wl, ID##_wu);                               \

@@ -227,35 +227,30 @@ RM_API int rm_bravo_revoke_slowpath(struct rm_bravo_bias *b, struct rm_bravo_tab
     }
   }
 
+  /* Primum non nocere: inhibit re-biasing for N times what this cost, also
+   * when we give up.  Written under A's write lock; read by slow readers
+   * under A's read lock (A orders it). */
   uint64_t now = rm_ticks();
   uint64_t n_mult = rm_atomic_load_relaxed(&rm_bravo_table.n);
-  if (result) {
-    /* Giving up (try or timeout): some fast readers still hold slots for
-     * this lock.  The bias stays off, so no new reader enters by the fast
-     * path, and revoke_pending makes the next writer scan even if no reader
-     * turns the bias back on; the inhibit window keeps slow readers from
-     * doing so at once, so a writer retrying its trylock sees the table
-     * drain.  Both fields are written under A's write lock and read by the
-     * next writer after it acquires A: A orders them. */
-    rm_atomic_store_relaxed(&b->revoke_pending, 1u);
-    rm_atomic_store_relaxed(&b->inhibit_until, now + (now - start) * n_mult);
-    if (RM_UNLIKELY(t->stats_on || rm_bravo_table.stats_on))
-      rm_thread_stat_add(RM_STAT_BRAVO_REVOKE_NS, rm_ticks_to_ns(now - start));
-    return result;
-  }
-  /* Relaxed atomics although A orders them: ThreadSanitizer does not see
-   * every acquisition of A (glibc's pthread_rwlock_clockwrlock). */
-  rm_atomic_store_relaxed(&b->revoke_pending, 0u);
-
-  /* Primum non nocere: inhibit re-biasing for N times what this cost.
-   * Written under A's write lock; read by slow readers under A's read lock. */
   rm_atomic_store_relaxed(&b->inhibit_until, now + (now - start) * n_mult);
+  /* Giving up (try or timeout) leaves fast readers in their slots: the bias
+   * stays off, so no new reader enters by the fast path, and revoke_pending
+   * makes the next writer scan even if no reader turns the bias back on (the
+   * inhibit window keeps slow readers from doing so at once, so a writer
+   * retrying its trylock sees the table drain).  A complete scan clears it.
+   * Written under A's write lock, read by the next writer after acquiring
+   * A: A orders it.  Relaxed atomics rather than plain accesses because
+   * ThreadSanitizer does not see every acquisition of A (glibc's
+   * pthread_rwlock_clockwrlock). */
+  rm_atomic_store_relaxed(&b->revoke_pending, result ? 1u : 0u);
   if (RM_UNLIKELY(t->stats_on || rm_bravo_table.stats_on)) {
-    rm_thread_stat_add(RM_STAT_BRAVO_REVOKE, 1);
     rm_thread_stat_add(RM_STAT_BRAVO_REVOKE_NS, rm_ticks_to_ns(now - start));
-    rm_thread_stat_add(RM_STAT_BRAVO_WRITE, 1);
+    if (!result) {
+      rm_thread_stat_add(RM_STAT_BRAVO_REVOKE, 1);
+      rm_thread_stat_add(RM_STAT_BRAVO_WRITE, 1);
+    }
   }
-  return 0;
+  return result;
 }
 
 /* ---- fork ----------------------------------------------------------------

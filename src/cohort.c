@@ -100,15 +100,9 @@ RM_API int rm_cohort_install_slowpath(rm_cohort_t *l, rm_cohort_ind_t **indp) {
   /* Every racing installer stores the same count (invariant 5); E orders it
    * before the publication below. */
   rm_atomic_store_relaxed(&l->nodes, (uint32_t)nodes);
-  rm_cohort_ind_t *expected = NULL;
-  /* E: release publishes nodes and the zeroed counters to readers' acquire
-   * loads of ind; acquire (on failure) makes the winner's array visible. */
-  if (rm_atomic_cas_acq_rel(&l->ind, &expected, mine)) {
-    *indp = mine;
-    return 0;
-  }
-  free(mine); /* lost the race: use the winner's */
-  *indp = expected;
+  /* E: rm_publish_once's release publishes nodes and the zeroed counters
+   * to readers' acquire loads of ind. */
+  *indp = rm_publish_once(&l->ind, mine);
   return 0;
 }
 

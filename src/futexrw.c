@@ -64,34 +64,48 @@ static void wake_writer(rm_futexrw_t *l) {
   rm_futex_wake(&l->wseq, 1, shared(l));
 }
 
+/* One attempt to enter as a reader from the state *s: 0 (in), EBUSY (a
+ * reader may not enter now), EAGAIN (reader count full) or -1 (the CAS lost
+ * a race; *s holds the new state, try again). */
+static int reader_try_enter(rm_futexrw_t *l, uint64_t *s) {
+  if (!rm_futexrw_reader_may_enter(l, *s)) return EBUSY;
+  if ((*s & RM_FUTEXRW_READERS_MAX) == RM_FUTEXRW_READERS_MAX) return EAGAIN;
+  return rm_atomic_cas_acquire(&l->state, s, *s + RM_FUTEXRW_READER) ? 0 : -1; /* (A) */
+}
+
+/* 0 while the (validated) deadline has not passed; EINVAL for a bad clock
+ * or timeout; ETIMEDOUT once it passed (a negative tv_sec always has). */
+static int deadline_status(int clk, const struct timespec *abstime) {
+  if (!abstime) return 0;
+  int e = rm_timespec_check(clk, abstime);
+  if (e) return e;
+  return abstime->tv_sec < 0 || rm_timespec_expired(clk, abstime) ? ETIMEDOUT : 0;
+}
+
 RM_API int rm_futexrw_read_trylock_slowpath(rm_futexrw_t *l) {
   uint64_t s = rm_atomic_load_relaxed(&l->state);
-  for (;;) {
-    if (!rm_futexrw_reader_may_enter(l, s)) return EBUSY;
-    if ((s & RM_FUTEXRW_READERS_MAX) == RM_FUTEXRW_READERS_MAX) return EAGAIN;
-    if (rm_atomic_cas_acquire(&l->state, &s, s + RM_FUTEXRW_READER)) return 0; /* (A) */
+  int r;
+  while ((r = reader_try_enter(l, &s)) < 0) {
   }
+  return r;
 }
 
 RM_API int rm_futexrw_read_lock_slowpath(rm_futexrw_t *l, int clk, const struct timespec *abstime) {
   unsigned spins = 0;
   for (;;) {
     uint64_t s = rm_atomic_load_relaxed(&l->state);
-    if (rm_futexrw_reader_may_enter(l, s)) {
-      if ((s & RM_FUTEXRW_READERS_MAX) == RM_FUTEXRW_READERS_MAX) return EAGAIN;
-      if (rm_atomic_cas_acquire(&l->state, &s, s + RM_FUTEXRW_READER)) return 0; /* (A) */
-      continue;
+    int in = reader_try_enter(l, &s);
+    if (in != EBUSY) {
+      if (in < 0) continue; /* lost a race: look again */
+      return in;            /* 0 or EAGAIN */
     }
     if (spins < SPINS) {
       spins++;
       rm_cpu_relax();
       continue;
     }
-    if (abstime) {
-      int e = rm_timespec_check(clk, abstime);
-      if (e) return e;
-      if (abstime->tv_sec < 0 || rm_timespec_expired(clk, abstime)) return ETIMEDOUT;
-    }
+    int e = deadline_status(clk, abstime);
+    if (e) return e;
     uint32_t seq = rm_atomic_load_acquire(&l->rseq); /* (E) */
     /* Look at the state again *after* reading the sequence: a waker that
      * cleared RPARKED before this load bumped rseq after it (F). */
@@ -105,11 +119,7 @@ RM_API int rm_futexrw_read_lock_slowpath(rm_futexrw_t *l, int clk, const struct 
     if (r == ETIMEDOUT) {
       /* One last look: the lock may have become free as we timed out. */
       s = rm_atomic_load_relaxed(&l->state);
-      if (rm_futexrw_reader_may_enter(l, s) &&
-          (s & RM_FUTEXRW_READERS_MAX) < RM_FUTEXRW_READERS_MAX &&
-          rm_atomic_cas_acquire(&l->state, &s, s + RM_FUTEXRW_READER))
-        return 0;
-      return ETIMEDOUT;
+      return reader_try_enter(l, &s) == 0 ? 0 : ETIMEDOUT;
     }
     if (r == EINVAL) return EINVAL;
   }
@@ -151,12 +161,10 @@ RM_API int rm_futexrw_write_lock_slowpath(rm_futexrw_t *l, int clk, const struct
       rm_cpu_relax();
       continue;
     }
-    if (abstime) {
-      int e = rm_timespec_check(clk, abstime);
-      if (e || abstime->tv_sec < 0 || rm_timespec_expired(clk, abstime)) {
-        if (registered) writer_give_up(l);
-        return e ? e : ETIMEDOUT;
-      }
+    int e = deadline_status(clk, abstime);
+    if (e) {
+      if (registered) writer_give_up(l);
+      return e;
     }
     if (!registered) {
       /* Count ourselves: under writer preference new readers now wait. */

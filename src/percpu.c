@@ -48,15 +48,9 @@ RM_API int rm_percpu_install_slowpath(rm_percpu_t *l, rm_percpu_sub_t **subsp) {
   /* (I) racing installers store the same count; the CAS below orders it
    * before the array becomes visible. */
   rm_atomic_store_relaxed(&l->n, (uint32_t)n);
-  rm_percpu_sub_t *expected = NULL;
-  /* (I) release publishes n and the zeroed sub-locks to readers' acquire
-   * loads of subs; acquire (on failure) makes the winner's array visible. */
-  if (rm_atomic_cas_acq_rel(&l->subs, &expected, mine)) {
-    *subsp = mine;
-    return 0;
-  }
-  free(mine); /* lost the race: use the winner's */
-  *subsp = expected;
+  /* (I) rm_publish_once's release publishes n and the zeroed sub-locks to
+   * readers' acquire loads of subs. */
+  *subsp = rm_publish_once(&l->subs, mine);
   return 0;
 }
 

@@ -98,7 +98,9 @@ OPS_ENTRY(futr, "futex-rpref", rm_futexrw_t,
           fut_rtm, fut_wtm)
 
 OPS_TOKEN_CORE(pcpu, rm_percpu_t, rm_percpu)
-OPS_ENTRY(pcpu, "percpu", rm_percpu_t, RM_RWLOCK_PHASE_FAIR, NULL, NULL)
+/* No preference flag: each sub-lock is phase-fair, but a reader may enter
+ * through a sub-lock the waiting writer has not reached yet. */
+OPS_ENTRY(pcpu, "percpu", rm_percpu_t, 0, NULL, NULL)
 OPS_TOKEN_CORE(coh, rm_cohort_t, rm_cohort)
 OPS_ENTRY(coh, "cohort", rm_cohort_t, RM_RWLOCK_PREFER_WRITER, NULL, NULL)
 

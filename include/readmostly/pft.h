@@ -118,8 +118,11 @@ RM_INLINE int rm_pft_write_trylock(rm_pft_t *l) {
   /* We own the next writer turn.  Enter only if no reader is inside. */
   uint32_t r = rm_atomic_load_acquire(&l->rin);
   uint32_t out = rm_atomic_load_acquire(&l->rout);
+  /* PRES is clear: the previous writer cleared it (D) before passing the
+   * turn (E), which we acquired. */
+  RM_ASSERT(!(r & RM_PFT_PRES), "rm_pft_write_trylock: PRES set on our turn");
   if ((r & ~0xFFu) == (out & ~0xFFu) &&
-      !(r & RM_PFT_PRES) && rm_atomic_cas_acq_rel(&l->rin, &r, r ^ RM_PFT_WBITS)) /* (C) */
+      rm_atomic_cas_acq_rel(&l->rin, &r, r ^ RM_PFT_WBITS)) /* (C) */
     return 0;
   rm_atomic_fetch_add_release(&l->wout, 1u); /* give the turn back (E) */
   return EBUSY;

@@ -94,6 +94,25 @@ extern "C" {
 #define rm_atomic_fetch_and_acq_rel(p, v) __atomic_fetch_and((p), (v), __ATOMIC_ACQ_REL)
 #define rm_atomic_fetch_and_release(p, v) __atomic_fetch_and((p), (v), __ATOMIC_RELEASE)
 #define rm_atomic_fetch_xor_acq_rel(p, v) __atomic_fetch_xor((p), (v), __ATOMIC_ACQ_REL)
+/*
+ * rm_publish_once(slotp, mine): install the freshly built object `mine` in
+ * the pointer *slotp if it is still NULL, for lazily allocated parts of a
+ * lock.  Evaluates to the object that won: `mine`, or the one a racing
+ * thread installed first (then `mine` is free()d).  The CAS is acq_rel: its
+ * release publishes everything written to `mine` (and before the call) to
+ * readers that load *slotp with acquire; on failure its acquire makes the
+ * winner's object visible to us.  Used in .c files (needs <stdlib.h>).
+ */
+#define rm_publish_once(slotp, mine)                                      \
+  __extension__({                                                         \
+    __typeof__(*(slotp)) rm_po_seen_ = NULL, rm_po_mine_ = (mine);        \
+    if (!rm_atomic_cas_acq_rel((slotp), &rm_po_seen_, rm_po_mine_)) {     \
+      free(rm_po_mine_);                                                  \
+      rm_po_mine_ = rm_po_seen_;                                          \
+    }                                                                     \
+    rm_po_mine_;                                                          \
+  })
+
 /* Compare-and-swap; *expp is updated with the observed value on failure.
  * Returns true on success. */
 #define rm_atomic_cas_acquire(p, expp, v) \

@@ -86,15 +86,6 @@ typedef struct rm_pthread {
 
 #define RM_PTHREAD_INITIALIZER {PTHREAD_RWLOCK_INITIALIZER}
 
-/* Validates clk and abstime the way every readmostly timed lock does.
- * Inline (not rm_timespec_check) so the adapter needs nothing from the
- * library. */
-RM_INLINE int rm_pthread_timed_check_(int clk, const struct timespec *abstime) {
-  if (clk != CLOCK_MONOTONIC && clk != CLOCK_REALTIME) return EINVAL;
-  if (abstime && (abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000L)) return EINVAL;
-  return 0;
-}
-
 RM_INLINE int rm_pthread_init(rm_pthread_t *l) {
   if (!l) return EINVAL;
   return pthread_rwlock_init(&l->rw, NULL);
@@ -123,14 +114,14 @@ RM_INLINE int rm_pthread_write_trylock(rm_pthread_t *l) { return pthread_rwlock_
 RM_INLINE int rm_pthread_write_unlock(rm_pthread_t *l) { return pthread_rwlock_unlock(&l->rw); }
 
 RM_INLINE int rm_pthread_read_timedlock(rm_pthread_t *l, int clk, const struct timespec *abstime) {
-  int e = rm_pthread_timed_check_(clk, abstime);
+  int e = rm_timespec_check(clk, abstime); /* as every readmostly timed lock */
   if (e) return e;
   if (!abstime) return pthread_rwlock_rdlock(&l->rw);
   return pthread_rwlock_clockrdlock(&l->rw, (clockid_t)clk, abstime);
 }
 
 RM_INLINE int rm_pthread_write_timedlock(rm_pthread_t *l, int clk, const struct timespec *abstime) {
-  int e = rm_pthread_timed_check_(clk, abstime);
+  int e = rm_timespec_check(clk, abstime); /* as every readmostly timed lock */
   if (e) return e;
   if (!abstime) return pthread_rwlock_wrlock(&l->rw);
   return pthread_rwlock_clockwrlock(&l->rw, (clockid_t)clk, abstime);
