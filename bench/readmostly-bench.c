@@ -432,6 +432,29 @@ static void emit(const char *impl, int threads, const char *par, int rep, const 
   }
 }
 
+/* With READMOSTLY_STATS=1 in the environment (which turns BRAVO's counters
+ * on at start-up), experiments that call this after a run also report how
+ * often BRAVO locks revoked and what a revocation cost, to explain a
+ * throughput figure.  Counters are reset before each run (stats_begin). */
+static int stats_wanted(void) {
+  const char *s = getenv("READMOSTLY_STATS");
+  return s && *s && strcmp(s, "0") != 0;
+}
+static void stats_begin(void) {
+  if (stats_wanted()) rm_bravo_stats_reset();
+}
+static void stats_emit(const char *impl, int threads, const char *par, int rep, double secs) {
+  if (!stats_wanted() || strncmp(impl, "bravo-", 6) != 0) return;
+  struct rm_bravo_stats s;
+  rm_bravo_stats_get(&s);
+  uint64_t slow = s.slow_bias_off + s.slow_collision + s.slow_raced;
+  emit(impl, threads, par, rep, "revocations_per_sec", (double)s.revocations / secs, "1/s");
+  emit(impl, threads, par, rep, "ns_per_revocation",
+       s.revocations ? (double)s.revoke_ns / (double)s.revocations : 0.0, "ns");
+  emit(impl, threads, par, rep, "fast_read_share",
+       s.fast_reads + slow ? (double)s.fast_reads / (double)(s.fast_reads + slow) : 0.0, "1");
+}
+
 static void describe_machine(FILE *f) {
   char model[256] = "unknown";
   FILE *ci = fopen("/proc/cpuinfo", "r");
@@ -673,8 +696,10 @@ static void exp_rwbench(void) {
             fns[k] = im->rwbench;
             c[k].wthresh = th;
           }
+          stats_begin();
           double secs = run(n, c, fns);
           emit(im->name, n, par, rep, "ops_per_sec", (double)ctx_sum(c, 0, n) / secs, "ops/s");
+          stats_emit(im->name, n, par, rep, secs);
           free(c);
           lock_free(im, l);
         }

@@ -228,11 +228,28 @@ RM_API int rm_bravo_revoke_slowpath(struct rm_bravo_bias *b, struct rm_bravo_tab
   }
 
   /* Primum non nocere: inhibit re-biasing for N times what this cost, also
-   * when we give up.  Written under A's write lock; read by slow readers
-   * under A's read lock (A orders it). */
+   * when we give up (Listing 1), times 2^backoff.  The back-off adapts to
+   * costs the scan time does not show (readers parked behind us): a
+   * complete revocation that finds the bias was on for less than the base
+   * window since the previous window ended doubles the next window; one
+   * that finds it lived longer halves it.  A give-up leaves the exponent
+   * alone (the previous window may still be running).  Written under A's
+   * write lock; inhibit_until is read by slow readers under A's read lock
+   * (A orders it), backoff only by writers under A's write lock. */
   uint64_t now = rm_ticks();
   uint64_t n_mult = rm_atomic_load_relaxed(&rm_bravo_table.n);
-  rm_atomic_store_relaxed(&b->inhibit_until, now + (now - start) * n_mult);
+  uint64_t base = (now - start) * n_mult;
+  uint64_t prev_until = rm_atomic_load_relaxed(&b->inhibit_until);
+  unsigned shift = rm_atomic_load_relaxed(&b->backoff);
+  if (!result && prev_until != 0 && now >= prev_until) {
+    if (now - prev_until < base) {
+      if (shift < RM_BRAVO_BACKOFF_MAX) shift++;
+    } else if (shift > 0) {
+      shift--;
+    }
+    rm_atomic_store_relaxed(&b->backoff, (uint16_t)shift);
+  }
+  rm_atomic_store_relaxed(&b->inhibit_until, now + (base << shift));
   /* Giving up (try or timeout) leaves fast readers in their slots: the bias
    * stays off, so no new reader enters by the fast path, and revoke_pending
    * makes the next writer scan even if no reader turns the bias back on (the

@@ -36,6 +36,15 @@
  *   their time: "first, do no harm".  Preference, fairness and write
  *   performance are those of A.
  *
+ *   One addition to the paper: the scan is not the whole cost of a
+ *   revocation.  Readers that arrive meanwhile wait for A's write lock, and
+ *   over a blocking A they park in the kernel, which costs several times the
+ *   scan.  So when a revocation finds that the bias was on for less than
+ *   N x (revocation time) since the last window ended (it served almost no
+ *   reader), the next window doubles, up to 2^10 times; each revocation that
+ *   finds the bias lived longer halves it again.  Read-mostly locks keep
+ *   the paper's window; write-heavy ones stop paying for revocations.
+ *
  *   The slot travels from lock to unlock in a token: the read lock stores it
  *   in *tok and the read unlock takes it back.  The slot is never recomputed
  *   at unlock: a thread could have two read locks of different locks hashing
@@ -129,14 +138,20 @@ extern RM_API struct rm_bravo_table rm_bravo_table;
  * revoke_pending is 1 after a try or timed write lock gave up revoking: the
  * bias is off, but fast readers admitted before it went off may still hold
  * slots, so the next writer must scan the table even though rbias == 0.
- * Written and read only by writers holding A's write lock.
+ * backoff is the exponent of the inhibit back-off (see rm_bravo_revoke_
+ * slowpath and docs/bravo.md).  Both are written and read only by writers
+ * holding A's write lock.
  */
 struct rm_bravo_bias {
   uint32_t rbias;
-  uint32_t revoke_pending;
+  uint16_t revoke_pending;
+  uint16_t backoff;
   uint64_t inhibit_until;
 };
-#define RM_BRAVO_BIAS_INITIALIZER {0, 0, 0}
+#define RM_BRAVO_BIAS_INITIALIZER {0, 0, 0, 0}
+/* Largest inhibit back-off exponent: the window grows to at most
+ * 2^RM_BRAVO_BACKOFF_MAX times N x (revocation time). */
+#define RM_BRAVO_BACKOFF_MAX 10
 
 /* Why a read went to the slow path (or did not). */
 enum rm_bravo_path {
@@ -392,7 +407,8 @@ RM_INLINE int rm_bravo_write_acquired(struct rm_bravo_bias *b, struct rm_bravo_t
   RM_GEN_INLINE int NAME##_init(NAME##_t *l) {                                          \
     if (!l) return EINVAL;                                                          \
     l->bias.rbias = 0;                                                              \
-    l->bias.revoke_pending = 0;                                                           \
+    l->bias.revoke_pending = 0;                                                     \
+    l->bias.backoff = 0;                                                            \
     l->bias.inhibit_until = 0;                                                      \
     return UPFX##_init(&l->under);                                                  \
   }                                                                                 \
@@ -420,7 +436,8 @@ RM_INLINE int rm_bravo_write_acquired(struct rm_bravo_bias *b, struct rm_bravo_t
   RM_GEN_INLINE int NAME##_init(NAME##_t *l) {                                          \
     if (!l) return EINVAL;                                                          \
     l->bias.rbias = 0;                                                              \
-    l->bias.revoke_pending = 0;                                                           \
+    l->bias.revoke_pending = 0;                                                     \
+    l->bias.backoff = 0;                                                            \
     l->bias.inhibit_until = 0;                                                      \
     int e = rm_bravo_table_private_init(&l->table, (SLOTS));                        \
     if (e) return e;                                                                \

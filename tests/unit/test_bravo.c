@@ -161,6 +161,40 @@ int main(void) {
   CHECK_ERR(rm_bravo_pft_read_lock(&l, &t), 0);
   CHECK_ERR(rm_bravo_pft_read_unlock(&l, t), 0);
   CHECK_EQ(l.bias.rbias, 1);
+
+  /* 2b. The inhibit back-off.  The bias was re-enabled just now, so the next
+   *     revocation finds it lived less than N x (revocation time) and
+   *     doubles the window; up to RM_BRAVO_BACKOFF_MAX.  A bias that lived
+   *     long halves it again.  (N = 1000000 makes "short" certain.) */
+  CHECK_ERR(rm_bravo_set_inhibit_multiplier(1000000u), 0);
+  CHECK_EQ(l.bias.backoff, 0);
+  for (unsigned k = 1; k <= RM_BRAVO_BACKOFF_MAX + 2; k++) {
+    l.bias.inhibit_until = rm_ticks(); /* the last window just ended */
+    CHECK_ERR(rm_bravo_pft_read_lock(&l, &t), 0); /* slow, sets bias */
+    CHECK_ERR(rm_bravo_pft_read_unlock(&l, t), 0);
+    CHECK_EQ(l.bias.rbias, 1);
+    uint64_t t0 = rm_ticks();
+    CHECK_ERR(rm_bravo_pft_write_lock(&l), 0); /* revokes */
+    uint64_t t1 = rm_ticks();
+    CHECK_ERR(rm_bravo_pft_write_unlock(&l), 0);
+    unsigned want = k < RM_BRAVO_BACKOFF_MAX ? k : RM_BRAVO_BACKOFF_MAX;
+    CHECK_EQ(l.bias.backoff, want);
+    /* window = base << backoff, base = N x cost, cost < t1 - t0 */
+    CHECK(l.bias.inhibit_until - t0 <= ((t1 - t0) * 1000000u << want) + (t1 - t0));
+  }
+  /* A bias that lived long (the last window ended long ago) halves it. */
+  l.bias.inhibit_until = 1;
+  CHECK_ERR(rm_bravo_pft_read_lock(&l, &t), 0);
+  CHECK_ERR(rm_bravo_pft_read_unlock(&l, t), 0);
+  CHECK_ERR(rm_bravo_pft_write_lock(&l), 0);
+  CHECK_ERR(rm_bravo_pft_write_unlock(&l), 0);
+  CHECK_EQ(l.bias.backoff, RM_BRAVO_BACKOFF_MAX - 1);
+  /* Init resets it. */
+  CHECK_ERR(rm_bravo_pft_init(&l), 0);
+  CHECK_EQ(l.bias.backoff, 0);
+  CHECK_ERR(rm_bravo_set_inhibit_multiplier(0), 0);
+  CHECK_ERR(rm_bravo_pft_read_lock(&l, &t), 0); /* slow, sets bias */
+  CHECK_ERR(rm_bravo_pft_read_unlock(&l, t), 0);
   CHECK_ERR(rm_bravo_set_inhibit_multiplier(9), 0);
 
   /* 3. Read trylock takes the fast path when it can. */
