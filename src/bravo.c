@@ -198,11 +198,10 @@ RM_API int rm_bravo_revoke_slowpath(struct rm_bravo_bias *b, struct rm_bravo_tab
    * ThreadSanitizer (glibc's pthread_rwlock_clockwrlock). */
   uintptr_t *slots = rm_atomic_load_acquire(&t->slots);
   uintptr_t n = t->mask + 1;
-  uintptr_t me = (uintptr_t)b;
   if (slots) {
     for (uintptr_t i = 0; i < n; i++) {
       /* (W2) seq_cst load: sees any reader's slot that R2 did not beat. */
-      if (RM_LIKELY(rm_atomic_load_seq_cst(&slots[i]) != me)) continue;
+      if (RM_LIKELY(!rm_bravo_slot_holds(rm_atomic_load_seq_cst(&slots[i]), b))) continue;
       if (mode == RM_BRAVO_REVOKE_TRY) {
         result = EBUSY;
         break;
@@ -215,7 +214,7 @@ RM_API int rm_bravo_revoke_slowpath(struct rm_bravo_bias *b, struct rm_bravo_tab
        * still CAS this lock into some slot after we passed it, but its
        * re-check R2 then follows W1 in S, sees 0, and it backs out without
        * entering: we need not look back. */
-      while (rm_atomic_load_acquire(&slots[i]) == me) {
+      while (rm_bravo_slot_holds(rm_atomic_load_acquire(&slots[i]), b)) {
         if (mode == RM_BRAVO_REVOKE_TIMED && (++polls & 63u) == 0 &&
             rm_timespec_expired(clk, abstime)) {
           result = ETIMEDOUT;
@@ -293,9 +292,12 @@ static void bravo_fork_child(void) {
   if (!slots) return;
   uintptr_t self = rm_thread_identity();
   for (uintptr_t i = 0; i <= rm_bravo_table.mask; i++) {
-    uintptr_t v = slots[i];
-    if (!v || ((const struct rm_bravo_bias *)v)->rbias != 0) continue;
-    if ((rm_bravo_hash((const void *)v, self) & rm_bravo_table.mask) == i) continue;
+    uintptr_t v = slots[i], lk = RM_BRAVO_SLOT_LOCK(v);
+    if (!v) continue;
+    /* Our own slot (its hash names it) stays, whatever it holds. */
+    if ((rm_bravo_hash((const void *)lk, self) & rm_bravo_table.mask) == i) continue;
+    /* A hold another thread released (preload library) holds nothing. */
+    if (!(v & RM_BRAVO_SLOT_RELEASED) && ((const struct rm_bravo_bias *)lk)->rbias != 0) continue;
     slots[i] = 0;
   }
 }

@@ -299,6 +299,22 @@ RM_INLINE int rm_bravo_write_acquired(struct rm_bravo_bias *b, struct rm_bravo_t
   return 0;
 }
 
+/*
+ * Slot values.  A slot holds 0 or a lock address (below 2^48 on every
+ * 64-bit Linux).  The preload library also uses the high bits of the slot
+ * it owns: bits 48-62 count extra (recursive) read holds of the same thread,
+ * and bit 63 marks a hold that another thread released (see docs/preload.md).
+ * A writer waits while a slot, with the nesting bits masked off, equals its
+ * lock; a marked slot never equals it.  The native API never sets them.
+ */
+#define RM_BRAVO_SLOT_NEST_ONE (1ull << 48)
+#define RM_BRAVO_SLOT_NEST_MASK (0x7FFFull << 48)
+#define RM_BRAVO_SLOT_RELEASED (1ull << 63)
+#define RM_BRAVO_SLOT_LOCK(v) ((uintptr_t)(v) & ~(uintptr_t)(RM_BRAVO_SLOT_NEST_MASK | RM_BRAVO_SLOT_RELEASED))
+RM_INLINE bool rm_bravo_slot_holds(uintptr_t v, const void *lock) {
+  return (v & ~(uintptr_t)RM_BRAVO_SLOT_NEST_MASK) == (uintptr_t)lock;
+}
+
 #define RM_BRAVO_REVOKE_WAIT 0
 #define RM_BRAVO_REVOKE_TRY 1
 #define RM_BRAVO_REVOKE_TIMED 2

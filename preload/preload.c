@@ -1,0 +1,609 @@
+/*
+ * preload.c - libreadmostly-preload.so: BRAVO for unmodified programs.
+ *
+ *   LD_PRELOAD=libreadmostly-preload.so program
+ *
+ * Every pthread_rwlock_* call of the program lands here.  The lock lives in
+ * the caller's pthread_rwlock_t (56 bytes on x86-64): BRAVO's 16-byte header
+ * (struct rm_bravo_bias) followed by the compact futex lock rm_futexrw_t
+ * (40 bytes), whose `kind` falls on byte 48, where glibc keeps __flags.  All
+ * zero bytes (PTHREAD_RWLOCK_INITIALIZER) are an unlocked reader-preference
+ * lock; PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP sets kind 2, which
+ * futexrw reads as writer preference.  Nothing is kept anywhere else about a
+ * lock (the statistics table exists only with READMOSTLY_STATS=1).
+ *
+ * Fields of rm_futexrw_t reserved for us:
+ *   owner        id of the thread holding the write lock (0: none); ids are
+ *                per-thread numbers kept in TLS, so the forking thread keeps
+ *                its id (and its write holds) in the child
+ *   reserved[0]  PL_NOBIAS: another thread released a fast read hold of
+ *                this lock; bias is never turned on again for it
+ *
+ * A read hold taken through the BRAVO table (fast) is remembered in the
+ * thread's held list (lock, slot); the slot's high bits count the thread's
+ * recursive holds (RM_BRAVO_SLOT_NEST_*).  Slow holds are counts in futexrw
+ * and need no entry.  See docs/preload.md for recursion during revocation,
+ * unlocks by another thread, fork and process-shared locks.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <readmostly/bravo.h>
+#include <readmostly/futexrw.h>
+
+#define PL_EXPORT __attribute__((visibility("default")))
+
+struct pl_lock {
+  struct rm_bravo_bias bias;
+  rm_futexrw_t fx;
+};
+RM_STATIC_ASSERT(sizeof(struct pl_lock) == sizeof(pthread_rwlock_t),
+                 "the lock must fill pthread_rwlock_t exactly");
+RM_STATIC_ASSERT(offsetof(struct pl_lock, fx.kind) == 48,
+                 "kind must sit where glibc keeps __flags");
+RM_STATIC_ASSERT(_Alignof(pthread_rwlock_t) >= _Alignof(struct pl_lock),
+                 "pthread_rwlock_t must be aligned for the lock");
+
+/* glibc's attribute object: struct pthread_rwlockattr { int lockkind; int
+ * pshared; } in the first 8 bytes of pthread_rwlockattr_t.  We keep it so
+ * attributes made by either side mean the same thing. */
+struct pl_attr {
+  int lockkind;
+  int pshared;
+};
+RM_STATIC_ASSERT(sizeof(struct pl_attr) <= sizeof(pthread_rwlockattr_t), "attribute layout");
+
+#define PL_NOBIAS 1u
+#define PL(l) ((struct pl_lock *)(void *)(l))
+
+/* Exported so tests (and users) can tell the interposer is active. */
+PL_EXPORT const int readmostly_preload_active = 1;
+
+/* ---- implementation choice ------------------------------------------------- */
+
+enum { PL_BRAVO = 1, PL_PASSTHROUGH = 2 };
+static int pl_mode_v; /* 0: not read yet */
+
+struct pl_real {
+  int (*init)(pthread_rwlock_t *, const pthread_rwlockattr_t *);
+  int (*destroy)(pthread_rwlock_t *);
+  int (*rdlock)(pthread_rwlock_t *);
+  int (*tryrdlock)(pthread_rwlock_t *);
+  int (*timedrdlock)(pthread_rwlock_t *, const struct timespec *);
+  int (*clockrdlock)(pthread_rwlock_t *, clockid_t, const struct timespec *);
+  int (*wrlock)(pthread_rwlock_t *);
+  int (*trywrlock)(pthread_rwlock_t *);
+  int (*timedwrlock)(pthread_rwlock_t *, const struct timespec *);
+  int (*clockwrlock)(pthread_rwlock_t *, clockid_t, const struct timespec *);
+  int (*unlock)(pthread_rwlock_t *);
+};
+static struct pl_real real;
+
+static void pl_resolve_real(void) {
+  /* dlsym(RTLD_NEXT) finds glibc's default versions (GLIBC_2.34 in libc.so.6
+   * on glibc 2.36). */
+#define PL_SYM(f, n) real.f = (__typeof__(real.f))dlsym(RTLD_NEXT, n)
+  PL_SYM(init, "pthread_rwlock_init");
+  PL_SYM(destroy, "pthread_rwlock_destroy");
+  PL_SYM(rdlock, "pthread_rwlock_rdlock");
+  PL_SYM(tryrdlock, "pthread_rwlock_tryrdlock");
+  PL_SYM(timedrdlock, "pthread_rwlock_timedrdlock");
+  PL_SYM(clockrdlock, "pthread_rwlock_clockrdlock");
+  PL_SYM(wrlock, "pthread_rwlock_wrlock");
+  PL_SYM(trywrlock, "pthread_rwlock_trywrlock");
+  PL_SYM(timedwrlock, "pthread_rwlock_timedwrlock");
+  PL_SYM(clockwrlock, "pthread_rwlock_clockwrlock");
+  PL_SYM(unlock, "pthread_rwlock_unlock");
+#undef PL_SYM
+}
+
+/* Read READMOSTLY_RWLOCK once, on first use (a constructor of another
+ * library may lock before ours runs).  Racing first calls compute the same
+ * answer. */
+static RM_NOINLINE int pl_mode_init(void) {
+  const char *v = getenv("READMOSTLY_RWLOCK");
+  int m = PL_BRAVO;
+  if (v && *v) {
+    if (strcmp(v, "passthrough") == 0) m = PL_PASSTHROUGH;
+    else if (strcmp(v, "bravo") != 0)
+      /* A later implementation (prwlock) is selected here. */
+      fprintf(stderr, "readmostly-preload: unknown READMOSTLY_RWLOCK=%s, using bravo\n", v);
+  }
+  if (m == PL_PASSTHROUGH) {
+    pl_resolve_real();
+    if (!real.rdlock || !real.wrlock || !real.unlock) {
+      fprintf(stderr, "readmostly-preload: glibc's rwlock functions not found, using bravo\n");
+      m = PL_BRAVO;
+    }
+  }
+  rm_atomic_store_release(&pl_mode_v, m);
+  return m;
+}
+RM_INLINE int pl_mode(void) {
+  int m = rm_atomic_load_acquire(&pl_mode_v);
+  return RM_LIKELY(m) ? m : pl_mode_init();
+}
+#define PASSTHROUGH() RM_UNLIKELY(pl_mode() == PL_PASSTHROUGH)
+
+/* ---- per-thread state --------------------------------------------------------- */
+
+/* A thread's id for `owner`: nonzero, unique in the process, kept by the
+ * forking thread in the child (it lives in TLS). */
+static uint32_t pl_next_id;
+static __thread uint32_t pl_id;
+static RM_NOINLINE uint32_t pl_id_init(void) {
+  uint32_t v;
+  do v = rm_atomic_fetch_add_relaxed(&pl_next_id, 1u) + 1u;
+  while (v == 0);
+  pl_id = v;
+  return v;
+}
+RM_INLINE uint32_t pl_self_private(void) { return RM_LIKELY(pl_id) ? pl_id : pl_id_init(); }
+
+/* Process-shared locks are seen by threads of several processes, whose
+ * private ids collide: they record the kernel thread id instead (unique in
+ * the system; a child's thread has a new one, see docs/preload.md). */
+static __thread uint32_t pl_tid;
+static RM_NOINLINE uint32_t pl_tid_init(void) { return pl_tid = (uint32_t)gettid(); }
+static void pl_atfork_child(void) { pl_tid = 0; }
+RM_INLINE uint32_t pl_owner_id(const struct pl_lock *l) {
+  if (RM_UNLIKELY(l->fx.pshared)) return RM_LIKELY(pl_tid) ? pl_tid : pl_tid_init();
+  return pl_self_private();
+}
+
+/* The held list: one entry per fast read hold (lock, slot).  Eight inline
+ * entries, then a heap array that grows by doubling. */
+struct pl_held {
+  struct pl_lock *l;
+  uintptr_t *slot;
+};
+#define PL_INLINE_HELD 8
+static __thread struct pl_held pl_inl[PL_INLINE_HELD];
+static __thread struct pl_held *pl_heap;
+static __thread size_t pl_n, pl_cap;
+static pthread_key_t pl_key;
+static int pl_key_ok;
+
+RM_INLINE struct pl_held *pl_at(size_t i) {
+  return i < PL_INLINE_HELD ? &pl_inl[i] : &pl_heap[i - PL_INLINE_HELD];
+}
+
+static struct pl_held *pl_find(const struct pl_lock *l) {
+  for (size_t i = pl_n; i-- > 0;) {
+    struct pl_held *h = pl_at(i);
+    if (h->l == l) return h;
+  }
+  return NULL;
+}
+
+static void pl_remove(struct pl_held *h) {
+  struct pl_held *last = pl_at(pl_n - 1);
+  *h = *last;
+  pl_n--;
+}
+
+/* Thread exit: free the array and forget it, so that a lock taken by a
+ * later destructor of this thread starts a fresh one. */
+static void pl_heap_free(void *p) {
+  free(p);
+  pl_heap = NULL;
+  pl_cap = 0;
+  if (pl_n > PL_INLINE_HELD) pl_n = PL_INLINE_HELD;
+}
+
+/* Add an entry; false when memory ran out (the caller then takes A). */
+static bool pl_add(struct pl_lock *l, uintptr_t *slot) {
+  if (pl_n >= PL_INLINE_HELD && pl_n - PL_INLINE_HELD >= pl_cap) {
+    size_t ncap = pl_cap ? pl_cap * 2 : 32;
+    struct pl_held *p = (struct pl_held *)realloc(pl_heap, ncap * sizeof *p);
+    if (!p) return false;
+    if (pl_key_ok) pthread_setspecific(pl_key, p); /* freed at thread exit */
+    pl_heap = p;
+    pl_cap = ncap;
+  }
+  struct pl_held *h = pl_at(pl_n++);
+  h->l = l;
+  h->slot = slot;
+  return true;
+}
+
+/* ---- statistics (READMOSTLY_STATS=1 only) ------------------------------------ */
+
+enum { PS_FAST, PS_BIAS_OFF, PS_COLLISION, PS_RACED, PS_WRITE, PS_REVOKE, PS_REVOKE_NS, PS_N };
+struct pl_stat {
+  uintptr_t lock;
+  uint64_t v[PS_N];
+};
+#define PL_STAT_SLOTS 4096u
+static struct pl_stat *pl_stats;     /* open addressing on the lock address */
+static struct pl_stat pl_stat_other; /* locks beyond the table */
+
+static struct pl_stat *pl_stat_of(const void *l) {
+  struct pl_stat *t = pl_stats;
+  if (!t) return &pl_stat_other;
+  uintptr_t key = (uintptr_t)l;
+  uint32_t h = rm_bravo_hash(l, 0);
+  for (uint32_t k = 0; k < 64; k++) {
+    struct pl_stat *e = &t[(h + k) & (PL_STAT_SLOTS - 1)];
+    uintptr_t cur = rm_atomic_load_acquire(&e->lock);
+    if (cur == key) return e;
+    if (cur == 0 && rm_atomic_cas_acq_rel(&e->lock, &cur, key)) return e;
+    if (cur == key) return e;
+  }
+  return &pl_stat_other;
+}
+static RM_NOINLINE void pl_count(const void *l, int which, uint64_t v) {
+  rm_atomic_fetch_add_relaxed(&pl_stat_of(l)->v[which], v);
+}
+#define PL_STATS_ON() RM_UNLIKELY(rm_bravo_table.stats_on)
+
+static int pl_stat_cmp(const void *a, const void *b) {
+  const struct pl_stat *x = (const struct pl_stat *)a, *y = (const struct pl_stat *)b;
+  uint64_t sx = 0, sy = 0;
+  for (int i = 0; i <= PS_WRITE; i++) {
+    sx += x->v[i];
+    sy += y->v[i];
+  }
+  return sx < sy ? 1 : sx > sy ? -1 : 0;
+}
+
+static void pl_stats_print(void) {
+  if (!pl_stats) return;
+  struct pl_stat *copy = (struct pl_stat *)malloc(sizeof(struct pl_stat) * (PL_STAT_SLOTS + 1));
+  if (!copy) return;
+  size_t n = 0;
+  uint64_t tot[PS_N] = {0};
+  for (uint32_t i = 0; i < PL_STAT_SLOTS; i++)
+    if (rm_atomic_load_acquire(&pl_stats[i].lock)) {
+      for (int k = 0; k < PS_N; k++) copy[n].v[k] = rm_atomic_load_relaxed(&pl_stats[i].v[k]);
+      copy[n].lock = pl_stats[i].lock;
+      n++;
+    }
+  size_t nlocks = n;
+  if (pl_stat_other.v[PS_FAST] + pl_stat_other.v[PS_BIAS_OFF] + pl_stat_other.v[PS_WRITE]) {
+    copy[n] = pl_stat_other;
+    n++;
+  }
+  for (size_t i = 0; i < n; i++)
+    for (int k = 0; k < PS_N; k++) tot[k] += copy[i].v[k];
+  qsort(copy, n, sizeof *copy, pl_stat_cmp);
+  fprintf(stderr,
+          "readmostly-preload: impl=bravo pid=%d locks=%zu reads_fast=%llu reads_slow=%llu "
+          "writes=%llu revocations=%llu revoke_us=%llu\n",
+          (int)getpid(), nlocks, (unsigned long long)tot[PS_FAST],
+          (unsigned long long)(tot[PS_BIAS_OFF] + tot[PS_COLLISION] + tot[PS_RACED]),
+          (unsigned long long)tot[PS_WRITE], (unsigned long long)tot[PS_REVOKE],
+          (unsigned long long)(rm_ticks_to_ns(tot[PS_REVOKE_NS]) / 1000u));
+  for (size_t i = 0; i < n && i < 10; i++) {
+    const struct pl_stat *e = &copy[i];
+    char name[32];
+    if (e->lock) snprintf(name, sizeof name, "%#lx", (unsigned long)e->lock);
+    else snprintf(name, sizeof name, "other");
+    fprintf(stderr,
+            "readmostly-preload: lock=%s reads_fast=%llu slow_bias_off=%llu slow_collision=%llu "
+            "slow_raced=%llu writes=%llu revocations=%llu revoke_us=%llu\n",
+            name, (unsigned long long)e->v[PS_FAST], (unsigned long long)e->v[PS_BIAS_OFF],
+            (unsigned long long)e->v[PS_COLLISION], (unsigned long long)e->v[PS_RACED],
+            (unsigned long long)e->v[PS_WRITE], (unsigned long long)e->v[PS_REVOKE],
+            (unsigned long long)(rm_ticks_to_ns(e->v[PS_REVOKE_NS]) / 1000u));
+  }
+  free(copy);
+}
+
+__attribute__((constructor(110))) static void pl_ctor(void) {
+  if (pthread_key_create(&pl_key, pl_heap_free) == 0) pl_key_ok = 1;
+  pthread_atfork(NULL, NULL, pl_atfork_child);
+  const char *s = getenv("READMOSTLY_STATS");
+  if (s && *s && strcmp(s, "0") != 0) {
+    pl_stats = (struct pl_stat *)calloc(PL_STAT_SLOTS, sizeof *pl_stats);
+    rm_bravo_stats_enable(pl_stats != NULL);
+    if (pl_stats) atexit(pl_stats_print);
+  } else {
+    /* The library's own READMOSTLY_STATS handling may have turned it on. */
+    rm_bravo_stats_enable(false);
+  }
+  pl_mode();
+}
+
+/* ---- the lock ---------------------------------------------------------------- */
+
+static int pl_check_timeout(clockid_t clk, const struct timespec *abs) {
+  /* glibc 2.36 validates clock and timeout before trying the lock. */
+  if (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC) return EINVAL;
+  if (!abs || abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000L) return EINVAL;
+  return 0;
+}
+
+/* mode: 0 block, 1 try, 2 timed */
+static int pl_rdlock(struct pl_lock *l, int mode, clockid_t clk, const struct timespec *abs) {
+  uint32_t me = pl_owner_id(l);
+  if (RM_UNLIKELY(rm_atomic_load_relaxed(&l->fx.owner) == me)) return EDEADLK;
+  if (mode == 2) {
+    int e = pl_check_timeout(clk, abs);
+    if (e) return e;
+  }
+  if (RM_UNLIKELY(l->fx.pshared)) { /* never biased: the table is per process */
+    return mode == 1 ? rm_futexrw_read_trylock(&l->fx)
+         : mode == 2 ? rm_futexrw_read_timedlock(&l->fx, (int)clk, abs)
+                     : rm_futexrw_read_lock(&l->fx);
+  }
+  /* A recursive read of a fast hold never touches the lock: the slot we
+   * already own keeps every writer out (a revoking writer waits for it), so
+   * we only count the extra hold in the slot's nesting bits.  Only this
+   * thread adds nesting; another thread's unlock may remove it, hence CAS. */
+  if (pl_n) {
+    struct pl_held *h = pl_find(l);
+    if (h) {
+      uintptr_t v = rm_atomic_load_relaxed(h->slot);
+      for (;;) {
+        if (!rm_bravo_slot_holds(v, l)) break;
+        /* Nesting full (32767 extra holds): take A like a new reader. */
+        if ((v & RM_BRAVO_SLOT_NEST_MASK) == RM_BRAVO_SLOT_NEST_MASK) goto slow;
+        if (rm_atomic_cas_acq_rel(h->slot, &v, v + RM_BRAVO_SLOT_NEST_ONE)) return 0;
+      }
+      /* Another thread released this hold (marked it): the entry is dead. */
+      if (v == ((uintptr_t)l | RM_BRAVO_SLOT_RELEASED))
+        rm_atomic_cas_acq_rel(h->slot, &v, (uintptr_t)0);
+      pl_remove(h);
+    }
+  }
+  int why;
+  rm_token_t tok;
+  why = rm_bravo_read_fast(&l->bias, &rm_bravo_table, &tok);
+  if (RM_LIKELY(why == RM_BRAVO_FAST)) {
+    if (RM_LIKELY(pl_add(l, (uintptr_t *)tok))) {
+      if (PL_STATS_ON()) pl_count(l, PS_FAST, 1);
+      return 0;
+    }
+    /* No memory for the entry: give the slot back and take A. */
+    rm_atomic_store_release((uintptr_t *)tok, (uintptr_t)0);
+    why = RM_BRAVO_SLOW_COLLISION;
+  }
+  if (0) {
+  slow:
+    why = RM_BRAVO_SLOW_COLLISION;
+  }
+  int e = mode == 1 ? rm_futexrw_read_trylock(&l->fx)
+        : mode == 2 ? rm_futexrw_read_timedlock(&l->fx, (int)clk, abs)
+                    : rm_futexrw_read_lock(&l->fx);
+  if (e) return e;
+  if (PL_STATS_ON()) pl_count(l, why, 1);
+  if (RM_LIKELY(!(rm_atomic_load_relaxed(&l->fx.reserved[0]) & PL_NOBIAS)))
+    rm_bravo_read_slow_done(&l->bias, &rm_bravo_table, why);
+  return 0;
+}
+
+static int pl_wrlock(struct pl_lock *l, int mode, clockid_t clk, const struct timespec *abs) {
+  uint32_t me = pl_owner_id(l);
+  if (RM_UNLIKELY(rm_atomic_load_relaxed(&l->fx.owner) == me)) return EDEADLK;
+  if (mode == 2) {
+    int e = pl_check_timeout(clk, abs);
+    if (e) return e;
+  }
+  /* We read-hold it through the table: we would wait for ourselves forever
+   * (glibc hangs here; we say so). */
+  if (pl_n && pl_find(l) && mode != 1) return EDEADLK;
+  int e = mode == 1 ? rm_futexrw_write_trylock(&l->fx)
+        : mode == 2 ? rm_futexrw_write_timedlock(&l->fx, (int)clk, abs)
+                    : rm_futexrw_write_lock(&l->fx);
+  if (e) return e;
+  if (!l->fx.pshared) {
+    bool stats = PL_STATS_ON();
+    bool revoking = rm_atomic_load_relaxed(&l->bias.rbias) | rm_atomic_load_relaxed(&l->bias.revoke_pending);
+    uint64_t t0 = stats && revoking ? rm_ticks() : 0;
+    e = rm_bravo_write_acquired(&l->bias, &rm_bravo_table,
+                                mode == 1 ? RM_BRAVO_REVOKE_TRY
+                                : mode == 2 ? RM_BRAVO_REVOKE_TIMED : RM_BRAVO_REVOKE_WAIT,
+                                (int)clk, abs);
+    if (e) {
+      rm_futexrw_write_unlock(&l->fx);
+      return e;
+    }
+    if (stats) {
+      pl_count(l, PS_WRITE, 1);
+      if (revoking) {
+        pl_count(l, PS_REVOKE, 1);
+        pl_count(l, PS_REVOKE_NS, rm_ticks() - t0);
+      }
+    }
+  }
+  /* Relaxed: read only by threads comparing it with their own id; only the
+   * holder stores its own id, so a stale value never equals theirs. */
+  rm_atomic_store_relaxed(&l->fx.owner, me);
+  return 0;
+}
+
+/* Release one slow read hold if there is one: a futexrw read unlock that
+ * refuses to go below zero. */
+static bool pl_release_slow(struct pl_lock *l) {
+  uint64_t s = rm_atomic_load_relaxed(&l->fx.state);
+  while ((s & RM_FUTEXRW_WRITER) == 0 && (s & RM_FUTEXRW_READERS_MAX) != 0) {
+    /* Release, as rm_futexrw_read_unlock's (B). */
+    if (__atomic_compare_exchange_n(&l->fx.state, &s, s - RM_FUTEXRW_READER, false,
+                                    __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+      if ((s & RM_FUTEXRW_READERS_MAX) == 1 && (s & RM_FUTEXRW_WWAIT_MASK))
+        rm_futexrw_read_unlock_slowpath(&l->fx, s);
+      return true;
+    }
+  }
+  return false;
+}
+
+/* Release a fast read hold of another thread: drop one nesting level of a
+ * slot holding l, or mark the slot released (bit 63), which writers do not
+ * wait for and its owner recognises as a dead entry.  Release ordering, as
+ * the reader's (R3). */
+static bool pl_release_foreign_fast(struct pl_lock *l) {
+  uintptr_t *slots = rm_atomic_load_acquire(&rm_bravo_table.slots);
+  if (!slots) return false;
+  for (uintptr_t i = 0; i <= rm_bravo_table.mask; i++) {
+    uintptr_t v = rm_atomic_load_relaxed(&slots[i]);
+    while (rm_bravo_slot_holds(v, l)) {
+      uintptr_t nv = (v & RM_BRAVO_SLOT_NEST_MASK) ? v - RM_BRAVO_SLOT_NEST_ONE
+                                                   : ((uintptr_t)l | RM_BRAVO_SLOT_RELEASED);
+      if (__atomic_compare_exchange_n(&slots[i], &v, nv, false, __ATOMIC_RELEASE,
+                                      __ATOMIC_RELAXED)) {
+        rm_atomic_fetch_or_acq_rel(&l->fx.reserved[0], PL_NOBIAS);
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+static int pl_unlock(struct pl_lock *l) {
+  uint32_t me = pl_owner_id(l);
+  uint64_t s = rm_atomic_load_relaxed(&l->fx.state);
+  if ((s & RM_FUTEXRW_WRITER) && rm_atomic_load_relaxed(&l->fx.owner) == me) {
+    rm_atomic_store_relaxed(&l->fx.owner, 0u);
+    return rm_futexrw_write_unlock(&l->fx);
+  }
+  if (!l->fx.pshared && pl_n) {
+    struct pl_held *h = pl_find(l);
+    if (h) {
+      uintptr_t v = rm_atomic_load_relaxed(h->slot);
+      while (rm_bravo_slot_holds(v, l)) {
+        uintptr_t nv = (v & RM_BRAVO_SLOT_NEST_MASK) ? v - RM_BRAVO_SLOT_NEST_ONE : 0;
+        /* Release: the critical section happens before a writer that sees
+         * the slot change (the reader's R3). */
+        if (__atomic_compare_exchange_n(h->slot, &v, nv, false, __ATOMIC_RELEASE,
+                                        __ATOMIC_RELAXED)) {
+          if (nv == 0) pl_remove(h);
+          return 0;
+        }
+      }
+      /* Another thread released our hold already; clean up, then treat
+       * this unlock like theirs: release some other hold. */
+      if (v == ((uintptr_t)l | RM_BRAVO_SLOT_RELEASED))
+        rm_atomic_cas_acq_rel(h->slot, &v, (uintptr_t)0);
+      pl_remove(h);
+    }
+  }
+  /* A slow read hold (ours, or one another thread took: POSIX leaves that
+   * undefined, glibc counts it), else another thread's fast hold. */
+  if (pl_release_slow(l)) return 0;
+  if (!l->fx.pshared && pl_release_foreign_fast(l)) return 0;
+  /* Write-held by another thread, or not held at all. */
+  return EPERM;
+}
+
+/* ---- the interposed functions ------------------------------------------------ */
+
+PL_EXPORT int pthread_rwlock_init(pthread_rwlock_t *rw, const pthread_rwlockattr_t *attr) {
+  if (PASSTHROUGH()) return real.init(rw, attr);
+  int kind = 0, pshared = 0;
+  if (attr) {
+    const struct pl_attr *a = (const struct pl_attr *)(const void *)attr;
+    kind = a->lockkind;
+    pshared = a->pshared;
+  }
+  memset(rw, 0, sizeof *rw);
+  return rm_futexrw_init_kind(&PL(rw)->fx, kind, pshared == PTHREAD_PROCESS_SHARED);
+}
+
+PL_EXPORT int pthread_rwlock_destroy(pthread_rwlock_t *rw) {
+  if (PASSTHROUGH()) return real.destroy(rw);
+  struct pl_lock *l = PL(rw);
+  if (rm_atomic_load_relaxed(&l->fx.state) & (RM_FUTEXRW_WRITER | RM_FUTEXRW_READERS_MAX))
+    return EBUSY;
+  uintptr_t *slots = rm_atomic_load_acquire(&rm_bravo_table.slots);
+  if (slots && !l->fx.pshared)
+    for (uintptr_t i = 0; i <= rm_bravo_table.mask; i++)
+      if (rm_bravo_slot_holds(rm_atomic_load_relaxed(&slots[i]), l)) return EBUSY;
+  return 0;
+}
+
+PL_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *rw) {
+  if (PASSTHROUGH()) return real.rdlock(rw);
+  return pl_rdlock(PL(rw), 0, CLOCK_REALTIME, NULL);
+}
+
+PL_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *rw) {
+  if (PASSTHROUGH()) return real.tryrdlock(rw);
+  int e = pl_rdlock(PL(rw), 1, CLOCK_REALTIME, NULL);
+  return e == EDEADLK ? EBUSY : e; /* glibc: a try-lock never reports EDEADLK */
+}
+
+PL_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *rw, const struct timespec *abs) {
+  if (PASSTHROUGH()) return real.timedrdlock(rw, abs);
+  return pl_rdlock(PL(rw), 2, CLOCK_REALTIME, abs);
+}
+
+PL_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *rw, clockid_t clk,
+                                         const struct timespec *abs) {
+  if (PASSTHROUGH()) return real.clockrdlock(rw, clk, abs);
+  return pl_rdlock(PL(rw), 2, clk, abs);
+}
+
+PL_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *rw) {
+  if (PASSTHROUGH()) return real.wrlock(rw);
+  return pl_wrlock(PL(rw), 0, CLOCK_REALTIME, NULL);
+}
+
+PL_EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *rw) {
+  if (PASSTHROUGH()) return real.trywrlock(rw);
+  int e = pl_wrlock(PL(rw), 1, CLOCK_REALTIME, NULL);
+  return e == EDEADLK ? EBUSY : e;
+}
+
+PL_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *rw, const struct timespec *abs) {
+  if (PASSTHROUGH()) return real.timedwrlock(rw, abs);
+  return pl_wrlock(PL(rw), 2, CLOCK_REALTIME, abs);
+}
+
+PL_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *rw, clockid_t clk,
+                                         const struct timespec *abs) {
+  if (PASSTHROUGH()) return real.clockwrlock(rw, clk, abs);
+  return pl_wrlock(PL(rw), 2, clk, abs);
+}
+
+PL_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *rw) {
+  if (PASSTHROUGH()) return real.unlock(rw);
+  return pl_unlock(PL(rw));
+}
+
+/* Attributes: glibc's layout and checks. */
+PL_EXPORT int pthread_rwlockattr_init(pthread_rwlockattr_t *attr) {
+  memset(attr, 0, sizeof *attr);
+  struct pl_attr *a = (struct pl_attr *)(void *)attr;
+  a->lockkind = PTHREAD_RWLOCK_DEFAULT_NP;
+  a->pshared = PTHREAD_PROCESS_PRIVATE;
+  return 0;
+}
+
+PL_EXPORT int pthread_rwlockattr_destroy(pthread_rwlockattr_t *attr) {
+  (void)attr;
+  return 0;
+}
+
+PL_EXPORT int pthread_rwlockattr_setkind_np(pthread_rwlockattr_t *attr, int kind) {
+  if (kind != PTHREAD_RWLOCK_PREFER_READER_NP && kind != PTHREAD_RWLOCK_PREFER_WRITER_NP &&
+      kind != PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP)
+    return EINVAL;
+  ((struct pl_attr *)(void *)attr)->lockkind = kind;
+  return 0;
+}
+
+PL_EXPORT int pthread_rwlockattr_getkind_np(const pthread_rwlockattr_t *attr, int *kind) {
+  *kind = ((const struct pl_attr *)(const void *)attr)->lockkind;
+  return 0;
+}
+
+PL_EXPORT int pthread_rwlockattr_setpshared(pthread_rwlockattr_t *attr, int pshared) {
+  if (pshared != PTHREAD_PROCESS_PRIVATE && pshared != PTHREAD_PROCESS_SHARED) return EINVAL;
+  ((struct pl_attr *)(void *)attr)->pshared = pshared;
+  return 0;
+}
+
+PL_EXPORT int pthread_rwlockattr_getpshared(const pthread_rwlockattr_t *attr, int *pshared) {
+  *pshared = ((const struct pl_attr *)(const void *)attr)->pshared;
+  return 0;
+}
