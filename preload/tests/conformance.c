@@ -428,6 +428,45 @@ static void test_fork(void) {
   CHECK_ERR(pthread_rwlock_unlock(&f3), 0);
 }
 
+/* A signal handled while blocked does not end the wait (POSIX: the thread
+ * resumes waiting as if not interrupted). */
+static pthread_rwlock_t sl = PTHREAD_RWLOCK_INITIALIZER;
+static int sig_seen, sig_got;
+static void on_usr1(int s) {
+  (void)s;
+  __atomic_add_fetch(&sig_seen, 1, __ATOMIC_RELAXED);
+}
+static void *sig_waiter(void *a) {
+  int e = a ? pthread_rwlock_wrlock(&sl) : pthread_rwlock_rdlock(&sl);
+  __atomic_store_n(&sig_got, 1, __ATOMIC_RELEASE);
+  if (e == 0) e = pthread_rwlock_unlock(&sl);
+  return (void *)(intptr_t)e;
+}
+static void test_signal(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_usr1;
+  CHECK(sigaction(SIGUSR1, &sa, NULL) == 0);
+  for (int w = 0; w < 2; w++) {
+    __atomic_store_n(&sig_got, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&sig_seen, 0, __ATOMIC_RELAXED);
+    CHECK_ERR(pthread_rwlock_wrlock(&sl), 0);
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, sig_waiter, w ? &sl : NULL) == 0);
+    for (int i = 0; i < 3; i++) {
+      sleep_ms(20);
+      CHECK(pthread_kill(t, SIGUSR1) == 0);
+    }
+    while (__atomic_load_n(&sig_seen, __ATOMIC_RELAXED) < 3) sleep_ms(1);
+    sleep_ms(20);
+    CHECK(__atomic_load_n(&sig_got, __ATOMIC_ACQUIRE) == 0);
+    CHECK_ERR(pthread_rwlock_unlock(&sl), 0);
+    void *r;
+    pthread_join(t, &r);
+    CHECK((intptr_t)r == 0);
+  }
+}
+
 int main(void) {
   alarm(120); /* a hang fails the test */
   const char *ep = getenv("EXPECT_PRELOAD");
@@ -445,6 +484,7 @@ int main(void) {
   test_foreign_unlock();
   test_pshared();
   test_fork();
+  test_signal();
   printf("conformance (%s): %d checks passed, %d failed\n", preload ? "preload" : "glibc", checks,
          failures);
   return failures != 0;

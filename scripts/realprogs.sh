@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# Real programs, stock glibc against libreadmostly-preload.so: RocksDB's
+# db_bench and Kyoto Cabinet's kccachetest, unmodified, at 1, 2 and 4
+# threads, the two variants alternating, median of REPS runs.  Writes into
+# OUT (default results/latest):
+#   realprogs.csv        every run: program,benchmark,threads,variant,rep,metric,value
+#   realprogs-stats.txt  READMOSTLY_STATS=1 output of one preload run of each
+#   realprogs.md         the table with ratios and the checks
+# Installs rocksdb-tools and kyotocabinet-utils from Debian when missing; a
+# program that cannot be installed is skipped with a message.  Every run must
+# succeed (exit 0, db_bench finds every key it reads, kccachetest prints "ok"
+# and no error line), or the script fails.
+#   PRELOAD=path/to/libreadmostly-preload.so  (default: build it in build/)
+#   REPS=5  THREADS="1 2 4"  QUICK=1 (short runs, 1 rep)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+OUT=${OUT:-results/latest}
+QUICK=${QUICK:-0}
+if [ "$QUICK" = 1 ]; then REPS=${REPS:-1}; DUR=1; KCN=50000; KCW=20000; DBN=20000
+else REPS=${REPS:-5}; DUR=3; KCN=300000; KCW=200000; DBN=100000; fi
+THREADS=${THREADS:-"1 2 4"}
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else return 1; fi; }
+need=()
+command -v db_bench >/dev/null || need+=(rocksdb-tools)
+command -v kccachetest >/dev/null || need+=(kyotocabinet-utils)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "realprogs: installing ${need[*]}"
+  { as_root apt-get update -qq && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null; } ||
+    echo "realprogs: could not install ${need[*]}"
+fi
+have_db=0; have_kc=0
+command -v db_bench >/dev/null && have_db=1 || echo "realprogs: db_bench unavailable (rocksdb-tools): skipped"
+command -v kccachetest >/dev/null && have_kc=1 || echo "realprogs: kccachetest unavailable (kyotocabinet-utils): skipped"
+
+if [ -z "${PRELOAD:-}" ]; then
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build build -j"$(nproc)" --target readmostly-preload >/dev/null
+  PRELOAD=$ROOT/build/preload/libreadmostly-preload.so
+fi
+[ -f "$PRELOAD" ] || { echo "realprogs: $PRELOAD not found" >&2; exit 1; }
+mkdir -p "$OUT"
+CSV=$OUT/realprogs.csv
+STATS=$OUT/realprogs-stats.txt
+MD=$OUT/realprogs.md
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+echo "program,benchmark,threads,variant,rep,metric,value" > "$CSV"
+: > "$STATS"
+
+fail() { echo "realprogs: FAILED: $*" >&2; echo "--- output:" >&2; tail -20 "$TMP/out" >&2; exit 1; }
+
+# run_env VARIANT STATSFLAG cmd...: run with or without the interposer.
+run_env() {
+  local v=$1 st=$2; shift 2
+  if [ "$v" = preload ]; then
+    env LD_PRELOAD="$PRELOAD" READMOSTLY_STATS="$st" "$@" > "$TMP/out" 2>&1 || fail "$* (exit $?)"
+    # The interposer must really be there: with stats on it reports itself.
+    if [ "$st" = 1 ] && ! grep -q '^readmostly-preload: impl=' "$TMP/out"; then
+      fail "no statistics line: the interposer was not active"
+    fi
+  else
+    env -u LD_PRELOAD "$@" > "$TMP/out" 2>&1 || fail "$* (exit $?)"
+  fi
+}
+
+# db_bench: fillseq then readwhilewriting on a fresh database, with the
+# paper's options where this version accepts them (cuckoo memtables are
+# gone from RocksDB 7: skip_list).
+dbbench() { # variant threads rep statsflag
+  local v=$1 t=$2 r=$3 st=$4
+  rm -rf "$TMP/db"
+  run_env "$v" "$st" db_bench --benchmarks=fillseq,readwhilewriting --db="$TMP/db" \
+    --threads="$t" --num="$DBN" --duration="$DUR" --memtablerep=skip_list \
+    --inplace_update_support=1 --allow_concurrent_memtable_write=0 \
+    --inplace_update_num_locks=1 --progress_reports=false --stats_interval=0
+  local fs rw found
+  fs=$(sed -n 's/^fillseq *:.* \([0-9.]*\) ops\/sec.*/\1/p' "$TMP/out")
+  rw=$(sed -n 's/^readwhilewriting *:.* \([0-9.]*\) ops\/sec.*/\1/p' "$TMP/out")
+  found=$(sed -n 's/^readwhilewriting .*(\([0-9]*\) of \([0-9]*\) found).*/\1 \2/p' "$TMP/out")
+  [ -n "$fs" ] && [ -n "$rw" ] || fail "db_bench printed no throughput"
+  [ -n "$found" ] && [ "${found% *}" = "${found#* }" ] && [ "${found% *}" -gt 0 ] ||
+    fail "db_bench did not find every key: ${found:-no count}"
+  echo "db_bench,fillseq,$t,$v,$r,ops_per_sec,$fs" >> "$CSV"
+  echo "db_bench,readwhilewriting,$t,$v,$r,ops_per_sec,$rw" >> "$CSV"
+  if [ "$st" = 1 ]; then { echo "## db_bench T=$t"; grep '^readmostly-preload:' "$TMP/out"; echo; } >> "$STATS"; fi
+}
+
+# kccachetest: records per second over the whole test (T threads each
+# handle rnum records).
+kctest() { # mode rnum variant threads rep statsflag
+  local m=$1 n=$2 v=$3 t=$4 r=$5 st=$6 t0 t1
+  t0=$(date +%s.%N)
+  run_env "$v" "$st" kccachetest "$m" -th "$t" "$n"
+  t1=$(date +%s.%N)
+  grep -q '^ok$' "$TMP/out" || fail "kccachetest $m did not print ok"
+  ! grep -qi 'error' "$TMP/out" || fail "kccachetest $m printed an error line"
+  # The program times its own phases ("time: S" lines); their sum leaves
+  # out process start-up and exit.  Wall time if it printed none.
+  local secs
+  secs=$(awk '/^time: [0-9.]+$/ {s += $2; n++} END{ if (n) printf "%.6f", s }' "$TMP/out")
+  [ -n "$secs" ] && awk -v s="$secs" 'BEGIN{exit !(s > 0)}' || secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.6f", b-a}')
+  echo "kccachetest,$m,$t,$v,$r,records_per_sec,$(awk -v s="$secs" -v n="$n" -v t="$t" 'BEGIN{printf "%.0f", n*t/s}')" >> "$CSV"
+  if [ "$st" = 1 ]; then { echo "## kccachetest $m T=$t"; grep '^readmostly-preload:' "$TMP/out"; echo; } >> "$STATS"; fi
+}
+
+for t in $THREADS; do
+  for r in $(seq 1 "$REPS"); do
+    # Alternate which variant goes first, so drift does not favour one.
+    if [ $((r % 2)) = 1 ]; then order="stock preload"; else order="preload stock"; fi
+    for v in $order; do
+      echo "realprogs: T=$t rep $r $v"
+      [ $have_db = 1 ] && dbbench "$v" "$t" "$r" 0
+      [ $have_kc = 1 ] && kctest order "$KCN" "$v" "$t" "$r" 0
+      [ $have_kc = 1 ] && kctest wicked "$KCW" "$v" "$t" "$r" 0
+    done
+  done
+done
+# One run of each with statistics (not part of the medians).
+[ $have_db = 1 ] && dbbench preload 2 stats 1
+[ $have_kc = 1 ] && kctest order "$KCN" preload 2 stats 1
+[ $have_kc = 1 ] && kctest wicked "$KCW" preload 2 stats 1
+grep -v ',stats,' "$CSV" > "$TMP/csv" && mv "$TMP/csv" "$CSV"
+
+# ---- the table -----------------------------------------------------------
+med() { # program benchmark threads variant
+  awk -F, -v p="$1" -v b="$2" -v t="$3" -v v="$4" '$1==p && $2==b && $3==t && $4==v {print $7}' "$CSV" |
+    sort -g | awk '{a[NR]=$1} END{ if (NR==0) print ""; else if (NR%2) print a[(NR+1)/2]; else printf "%.0f\n", (a[NR/2]+a[NR/2+1])/2 }'
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a=="" || b=="" || b==0) print "n/a"; else printf "%.2f", a/b }'; }
+check() { # label value op target
+  local r
+  r=$(awk -v v="$2" -v op="$3" -v t="$4" 'BEGIN{ if (v=="n/a") print "n/a"; else if ((op==">=" && v>=t) || (op==">" && v>t)) print "PASS"; else print "MISS" }')
+  echo "| $1 | $2 | $3 $4 | $r |"
+}
+{
+  echo "## Real programs under LD_PRELOAD (stock glibc vs libreadmostly-preload.so)"
+  echo
+  echo "Unmodified Debian binaries: \`db_bench\` (rocksdb-tools $(dpkg-query -W -f='${Version}' rocksdb-tools 2>/dev/null || echo '?'))"
+  echo "and \`kccachetest\` (kyotocabinet-utils $(dpkg-query -W -f='${Version}' kyotocabinet-utils 2>/dev/null || echo '?'))."
+  echo "Median of $REPS runs per cell, stock and preload alternating. Every run succeeded"
+  echo "(db_bench found every key it read; kccachetest exited 0, printed ok and no error)."
+  echo "db_bench: \`--benchmarks=fillseq,readwhilewriting --num=$DBN --duration=$DUR --memtablerep=skip_list"
+  echo "--inplace_update_support=1 --allow_concurrent_memtable_write=0 --inplace_update_num_locks=1\`"
+  echo "(operations/s); kccachetest: \`order -th T $KCN\`, \`wicked -th T $KCW\` (records/s: T×rnum over the sum of the phase times the program prints)."
+  echo
+  echo "| program | benchmark | T | stock | preload | preload / stock |"
+  echo "| --- | --- | ---: | ---: | ---: | ---: |"
+  for pb in db_bench,fillseq db_bench,readwhilewriting kccachetest,order kccachetest,wicked; do
+    p=${pb%,*}; b=${pb#*,}
+    for t in $THREADS; do
+      s=$(med "$p" "$b" "$t" stock); q=$(med "$p" "$b" "$t" preload)
+      [ -n "$s$q" ] || continue
+      echo "| $p | $b | $t | $s | $q | $(ratio "$q" "$s") |"
+    done
+  done
+  echo
+  echo "| check | measured | target | result |"
+  echo "| --- | ---: | --- | --- |"
+  for pb in db_bench,fillseq db_bench,readwhilewriting kccachetest,order kccachetest,wicked; do
+    p=${pb%,*}; b=${pb#*,}
+    q=$(med "$p" "$b" 1 preload); s=$(med "$p" "$b" 1 stock)
+    [ -n "$q$s" ] && check "$p $b T=1: preload / stock" "$(ratio "$q" "$s")" ">=" 0.95
+  done
+  q=$(med kccachetest order 2 preload); s=$(med kccachetest order 2 stock)
+  [ -n "$q$s" ] && check "kccachetest order T=2: preload / stock" "$(ratio "$q" "$s")" ">" 1.00
+  echo
+  echo "READMOSTLY_STATS=1 output of one preload run of each (T=2):"
+  echo
+  echo '```'
+  cat "$STATS"
+  echo '```'
+} > "$MD"
+echo "realprogs: wrote $MD"
+grep -E '\| (PASS|MISS|n/a) \|$' "$MD" || true
