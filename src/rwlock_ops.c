@@ -7,6 +7,7 @@
 #include <readmostly/bravo_locks.h>
 #include <readmostly/cohort.h>
 #include <readmostly/percpu.h>
+#include <readmostly/prwlock.h>
 #include <readmostly/rwlock.h>
 
 #include <string.h>
@@ -137,9 +138,14 @@ OPS_ENTRY(bfutr, "bravo-futex-rpref", rm_bravo_futexrw_t,
               RM_RWLOCK_RECURSIVE_READ,
           bfut_rtm, bfut_wtm)
 
+OPS_PLAIN_CORE(prw, rm_prwlock_t, rm_prwlock)
+OPS_PLAIN_TIMED(prw, rm_prwlock_t, rm_prwlock)
+OPS_ENTRY(prw, "prwlock", rm_prwlock_t,
+          RM_RWLOCK_BLOCKING | RM_RWLOCK_TIMED | RM_RWLOCK_PREFER_WRITER, prw_rtm, prw_wtm)
+
 static const struct rm_rwlock_ops *const all_ops[] = {
     &ba_ops,   &bba_ops,  &pft_ops,  &bpft_ops,  &pth_ops,  &bpth_ops, &fut_ops,
-    &bfut_ops, &futr_ops, &bfutr_ops, &pcpu_ops, &coh_ops,  NULL};
+    &bfut_ops, &futr_ops, &bfutr_ops, &pcpu_ops, &coh_ops,  &prw_ops, NULL};
 
 RM_API const struct rm_rwlock_ops *const *rm_rwlock_ops_all(void) { return all_ops; }
 

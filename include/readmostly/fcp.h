@@ -1,0 +1,184 @@
+/*
+ * readmostly/fcp.h - the FCP consensus core: fence-free readers, version
+ * consensus, writers that wait only for stragglers.
+ *
+ * SYNOPSIS
+ *   #include <readmostly/fcp.h>
+ *   rm_fcp_domain_t *d = rm_fcp_default_domain();   // or rm_fcp_domain_create(&d)
+ *   struct rm_fcp_reader *r = rm_fcp_self(d);       // this thread's record
+ *   // reader:  rm_fcp_enter(r, obj) ... rm_fcp_leave(d, r)
+ *   // writer:  v = rm_fcp_begin(d); rm_fcp_wait(d, v, obj, r, mode, clk, abstime)
+ *   bool fast = rm_fcp_membarrier_mode();
+ *
+ * DESCRIPTION
+ *   A domain is a 64-bit version and the list of its reader records, one per
+ *   thread that has used the domain.  A record says which object (a lock)
+ *   the thread holds passively, if any, and the last domain version the
+ *   thread has seen ("reported").  Readers write only their own record, with
+ *   plain stores: no atomic read-modify-write and, on x86, no fence.
+ *
+ *   A writer first makes its intention visible (for prwlock: it sets the
+ *   lock's writer word), then bumps the version with rm_fcp_begin() and
+ *   calls rm_fcp_wait().  A record that has already reported the new version
+ *   needs nothing more: its thread saw the version after the writer's store,
+ *   so it also sees the writer.  Busy readers report on their next unlock,
+ *   so the writer first polls briefly ("bounded staleness": on x86 a store
+ *   reaches other cores within hundreds of cycles).  If some records still
+ *   have not reported, ONE membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)
+ *   makes every running thread of the process execute a full barrier (a
+ *   thread that is not running passed one when it was switched out); after
+ *   it, a record's `passive` field is the truth, and the writer waits only
+ *   for records that hold its object, spinning briefly, then parking on the
+ *   record's `wake` word, which that reader's unlock checks with one plain
+ *   load.  This is the user-space form of the paper's IPI and report.
+ *
+ *   If the kernel refuses membarrier registration, or READMOSTLY_NO_MEMBARRIER=1
+ *   is set, the core runs in fence mode: readers execute a full fence between
+ *   publishing `passive` and reading the writer word, and writers use a fence
+ *   instead of the system call.  rm_fcp_membarrier_mode() tells which.
+ *
+ *   Records are allocated (128-byte aligned, never shared between threads) on
+ *   a thread's first use of the domain, released when the thread exits
+ *   (a record released while it holds an object passively gives that hold
+ *   up, see docs/fcp.md), and reused by later threads; they are freed with
+ *   the domain.  In a child after fork() records of other threads that hold
+ *   nothing are released; holds of other threads stay held.
+ *
+ * RETURN VALUES
+ *   rm_fcp_domain_create: 0, ENOMEM.  rm_fcp_domain_destroy: 0, EBUSY while a
+ *   record belongs to another live thread (it must exit or call
+ *   rm_fcp_domain_leave first) or the caller holds an object of the domain.
+ *   rm_fcp_domain_leave: 0, EBUSY while the caller holds an object.  rm_fcp_wait: 0,
+ *   EBUSY (mode RM_FCP_TRY and a reader holds the object), ETIMEDOUT.
+ *   rm_fcp_self: NULL only when the record cannot be allocated (callers then
+ *   use their non-passive path).
+ */
+#ifndef READMOSTLY_FCP_H
+#define READMOSTLY_FCP_H
+
+#include <readmostly/platform.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct rm_fcp_domain;
+typedef struct rm_fcp_domain rm_fcp_domain_t;
+
+/* One thread's record in one domain (128 bytes: nothing else on its lines). */
+struct rm_fcp_reader {
+  const void *passive;            /* object held passively, or NULL (owner writes) */
+  uint64_t seen;                  /* last domain version reported (owner writes) */
+  uint32_t nest;                  /* extra passive holds of `passive` (owner only) */
+  uint32_t wake;                  /* futex: writers parked waiting for this record */
+  uint32_t in_use;                /* 1 while a thread owns the record */
+  uint32_t pad0;
+  struct rm_fcp_domain *domain;
+  struct rm_fcp_reader *next;     /* the domain's list (append-only) */
+  struct rm_fcp_reader *tnext;    /* the owning thread's records */
+  uint64_t owner;                 /* rm_thread_identity() of the owner */
+} RM_ALIGNED;
+
+struct rm_fcp_domain {
+  uint64_t version;               /* bumped by every consensus; read by readers */
+  uint8_t pad0[RM_CACHE_SECTOR - sizeof(uint64_t)];
+  struct rm_fcp_reader *head;     /* list of records */
+  uint32_t uid;                   /* never reused: the thread-local cache key */
+  uint32_t nrecords;
+  struct rm_fcp_domain *dnext;    /* all domains (fork handler) */
+  uint64_t consensus_fast;        /* statistics (relaxed counters) */
+  uint64_t consensus_membarrier;
+  uint64_t writer_parks;
+} RM_ALIGNED;
+
+#define RM_FCP_WAIT 0
+#define RM_FCP_TRY 1
+#define RM_FCP_TIMED 2
+
+RM_API rm_fcp_domain_t *rm_fcp_default_domain(void);
+RM_API int rm_fcp_domain_create(rm_fcp_domain_t **out);
+RM_API int rm_fcp_domain_destroy(rm_fcp_domain_t *d);
+/* Release the calling thread's record of d now (EBUSY while it holds). */
+RM_API int rm_fcp_domain_leave(rm_fcp_domain_t *d);
+/* true: readers need no fence (membarrier registered at library load). */
+RM_API bool rm_fcp_membarrier_mode(void);
+
+RM_API struct rm_fcp_reader *rm_fcp_self_slowpath(rm_fcp_domain_t *d);
+RM_API uint64_t rm_fcp_begin(rm_fcp_domain_t *d);
+RM_API int rm_fcp_wait(rm_fcp_domain_t *d, uint64_t v, const void *obj,
+                       const struct rm_fcp_reader *self, int mode, int clk,
+                       const struct timespec *abstime);
+RM_API void rm_fcp_wake_writers(struct rm_fcp_reader *r);
+
+/* Thread-local cache: the record for the default domain, and a small cache
+ * for other domains. */
+extern RM_API __thread struct rm_fcp_reader *rm_fcp_tls_default __attribute__((tls_model("initial-exec")));
+extern RM_API struct rm_fcp_domain rm_fcp_default;
+#define RM_FCP_TLS_CACHE 4
+struct rm_fcp_tls_entry {
+  uint32_t uid;
+  struct rm_fcp_reader *r;
+};
+extern RM_API __thread struct rm_fcp_tls_entry rm_fcp_tls_cache[RM_FCP_TLS_CACHE] __attribute__((tls_model("initial-exec")));
+
+RM_INLINE struct rm_fcp_reader *rm_fcp_self(rm_fcp_domain_t *d) {
+  if (RM_LIKELY(d == &rm_fcp_default)) {
+    struct rm_fcp_reader *r = rm_fcp_tls_default;
+    return RM_LIKELY(r != NULL) ? r : rm_fcp_self_slowpath(d);
+  }
+  for (int i = 0; i < RM_FCP_TLS_CACHE; i++)
+    if (rm_fcp_tls_cache[i].uid == d->uid) return rm_fcp_tls_cache[i].r;
+  return rm_fcp_self_slowpath(d);
+}
+
+/* The caller's record if it has one already (never registers). */
+RM_INLINE struct rm_fcp_reader *rm_fcp_self_cached(rm_fcp_domain_t *d) {
+  if (RM_LIKELY(d == &rm_fcp_default)) return rm_fcp_tls_default;
+  for (int i = 0; i < RM_FCP_TLS_CACHE; i++)
+    if (rm_fcp_tls_cache[i].uid == d->uid) return rm_fcp_tls_cache[i].r;
+  return NULL;
+}
+
+/* Readers skip the fence only when every writer will issue a membarrier.
+ * Before the platform is initialised the flag reads 0: fence (safe). */
+RM_INLINE void rm_fcp_reader_fence(void) {
+  if (RM_UNLIKELY(!rm_atomic_load_relaxed(&rm_platform.membarrier_ok))) rm_fence_store_load();
+}
+
+/* Publish "I hold obj passively" (R1).  The caller then reads its writer
+ * word (R2).  In membarrier mode R1 may still sit in this core's store
+ * buffer when R2 executes; a writer that set its word before R2 and later
+ * finds R1 invisible has not finished: it issues a membarrier, which drains
+ * our buffer (or we were switched out, which did), before it trusts
+ * `passive`.  In fence mode the fence orders R1 before R2 (Dekker with the
+ * writer's fence after its own store). */
+RM_INLINE void rm_fcp_enter(struct rm_fcp_reader *r, const void *obj) {
+  rm_atomic_store_relaxed(&r->passive, obj); /* (R1) */
+  RM_DEBUG_YIELD();
+  rm_fcp_reader_fence();
+}
+
+/* Report the current version: every writer whose rm_fcp_begin() we see has
+ * its writer-word store visible to our later loads (acquire here, release
+ * of the RMW in rm_fcp_begin).  Release store: a writer that reads `seen`
+ * with acquire also sees everything this thread did before. */
+RM_INLINE void rm_fcp_report(rm_fcp_domain_t *d, struct rm_fcp_reader *r) {
+  rm_atomic_store_release(&r->seen, rm_atomic_load_acquire(&d->version));
+}
+
+/* Give up the passive hold (U1, release: the critical section happens
+ * before a writer that reads NULL), report, and wake parked writers.  The
+ * `wake` load is plain: a writer that parks issues a membarrier after
+ * setting it (membarrier mode) or parks with a short timeout (fence mode),
+ * so a wake-up lost to store-buffer reordering costs at most that timeout. */
+RM_INLINE void rm_fcp_leave(rm_fcp_domain_t *d, struct rm_fcp_reader *r) {
+  rm_atomic_store_release(&r->passive, (const void *)NULL); /* (U1) */
+  RM_DEBUG_YIELD();
+  rm_fcp_report(d, r);
+  if (RM_UNLIKELY(rm_atomic_load_relaxed(&r->wake))) rm_fcp_wake_writers(r);
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* READMOSTLY_FCP_H */

@@ -1,0 +1,309 @@
+/*
+ * prwlock.c - slow paths of the passive reader-writer lock
+ * (readmostly/prwlock.h; design and ordering in docs/fcp.md).
+ *
+ * Invariants:
+ *  1. LOCKED is set from the moment a writer takes the word until it
+ *     releases it; with HANDOFF set it belongs to whichever waiting writer
+ *     clears HANDOFF.  Readers enter only while LOCKED is clear.
+ *  2. A writer that took the word from the unlocked state (not by handoff)
+ *     owns nothing until its consensus and the active count say no reader is
+ *     inside; if it gives up (try, timeout) it frees the word without passing
+ *     it, since a pass would skip a consensus that did not finish.
+ *  3. rmask bit g set => readers may be parked on rseq[g]; the unlocker that
+ *     clears LOCKED clears rmask and wakes those groups.
+ */
+#define _GNU_SOURCE
+#include <readmostly/prwlock.h>
+
+#include <limits.h>
+#include <string.h>
+
+#define PRW_SPINS 2000u
+
+RM_API int rm_prwlock_init(rm_prwlock_t *l) { return rm_prwlock_init_domain(l, NULL, 0); }
+
+RM_API int rm_prwlock_init_domain(rm_prwlock_t *l, rm_fcp_domain_t *d, unsigned flags) {
+  if (!l || (flags & ~RM_PRWLOCK_BROADCAST_WAKE)) return EINVAL;
+  memset(l, 0, sizeof *l);
+  l->domain = d == &rm_fcp_default ? NULL : d;
+  l->flags = flags;
+  return 0;
+}
+
+RM_API int rm_prwlock_destroy(rm_prwlock_t *l) {
+  if (!l) return EINVAL;
+  if (rm_atomic_load_acquire(&l->wstate) & RM_PRWLOCK_LOCKED) return EBUSY;
+  if (rm_atomic_load_acquire(&l->active)) return EBUSY;
+  rm_fcp_domain_t *d = rm_prwlock_domain(l);
+  for (struct rm_fcp_reader *r = rm_atomic_load_acquire(&d->head); r; r = r->next)
+    if (rm_atomic_load_acquire(&r->passive) == (const void *)l) return EBUSY;
+  return 0;
+}
+
+/* ---- waiting for the writer word ------------------------------------------ */
+
+/* Wake readers parked behind the writer that just cleared LOCKED.  The xchg
+ * is seq_cst, after the seq_cst RMW that cleared LOCKED: a reader that set
+ * its group bit after our xchg reads the word after our clear (both RMWs
+ * and its load are in the single total order), so it does not sleep. */
+static void wake_readers(rm_prwlock_t *l) {
+  if (!rm_atomic_load_relaxed(&l->rmask)) return;
+  uint32_t m = rm_atomic_xchg_seq_cst(&l->rmask, 0u);
+  bool bcast = (l->flags & RM_PRWLOCK_BROADCAST_WAKE) != 0;
+  for (unsigned g = 0; m; g++, m >>= 1) {
+    if (!(m & 1u)) continue;
+    rm_atomic_fetch_add_release(&l->rseq[g], 1u);
+    /* Parallel: one reader per group; it wakes the rest of its group. */
+    rm_futex_wake(&l->rseq[g], bcast ? INT32_MAX : 1, false);
+  }
+}
+
+/* Wait until LOCKED is clear.  0, EBUSY (try), ETIMEDOUT. */
+static int wait_writer(rm_prwlock_t *l, int mode, int clk, const struct timespec *abstime) {
+  for (unsigned i = 0; i < PRW_SPINS; i++) {
+    if (!(rm_atomic_load_acquire(&l->wstate) & RM_PRWLOCK_LOCKED)) return 0;
+    if (mode == RM_FCP_TRY) return EBUSY;
+    rm_cpu_relax();
+  }
+  bool bcast = (l->flags & RM_PRWLOCK_BROADCAST_WAKE) != 0;
+  unsigned g = bcast ? 0u : rm_current_cpu() % RM_PRWLOCK_WAKE_GROUPS;
+  for (;;) {
+    uint32_t seq = rm_atomic_load_acquire(&l->rseq[g]);
+    /* seq_cst RMW then seq_cst load: Dekker with wake_readers(). */
+    __atomic_fetch_or(&l->rmask, 1u << g, __ATOMIC_SEQ_CST);
+    RM_DEBUG_YIELD();
+    if (!(rm_atomic_load_seq_cst(&l->wstate) & RM_PRWLOCK_LOCKED)) return 0;
+    int e = rm_futex_wait(&l->rseq[g], seq, clk, mode == RM_FCP_TIMED ? abstime : NULL, false);
+    if (!bcast && e == 0) rm_futex_wake(&l->rseq[g], INT32_MAX, false); /* my group */
+    if (!(rm_atomic_load_acquire(&l->wstate) & RM_PRWLOCK_LOCKED)) return 0;
+    if (e == ETIMEDOUT || e == EINVAL) return e;
+  }
+}
+
+/* ---- readers ---------------------------------------------------------------- */
+
+static int active_lock(rm_prwlock_t *l, int mode, int clk, const struct timespec *abstime) {
+  for (;;) {
+    /* seq_cst RMW, then seq_cst load of the word: Dekker with the writer's
+     * seq_cst CAS of the word and its seq_cst loads of `active`. */
+    uint32_t old = rm_atomic_fetch_add_seq_cst(&l->active, 1u);
+    if (RM_UNLIKELY(old == UINT32_MAX)) {
+      rm_atomic_fetch_sub_release(&l->active, 1u);
+      return EAGAIN;
+    }
+    RM_DEBUG_YIELD();
+    if (!(rm_atomic_load_seq_cst(&l->wstate) & RM_PRWLOCK_LOCKED)) return 0;
+    rm_prwlock_active_unlock(l);
+    int e = wait_writer(l, mode, clk, abstime);
+    if (e) return e;
+  }
+}
+
+RM_API int rm_prwlock_read_lock_active(rm_prwlock_t *l) {
+  return active_lock(l, RM_FCP_WAIT, 0, NULL);
+}
+
+RM_API int rm_prwlock_active_unlock(rm_prwlock_t *l) {
+  uint32_t a = rm_atomic_load_relaxed(&l->active);
+  do {
+    if (RM_UNLIKELY(a == 0)) {
+      RM_ASSERT(0, "prwlock %p: read unlock without a read hold", (void *)l);
+      return EPERM;
+    }
+  } while (!__atomic_compare_exchange_n(&l->active, &a, a - 1, false, __ATOMIC_SEQ_CST,
+                                        __ATOMIC_RELAXED));
+  /* seq_cst: Dekker with a writer that sets `awake` then rereads `active`. */
+  if (rm_atomic_load_seq_cst(&l->awake)) {
+    rm_atomic_store_relaxed(&l->awake, 0u);
+    rm_futex_wake(&l->active, INT32_MAX, false);
+  }
+  return 0;
+}
+
+RM_API int rm_prwlock_read_slowpath(rm_prwlock_t *l, struct rm_fcp_reader *r, int published,
+                                    int mode, int clk, const struct timespec *abstime) {
+  rm_fcp_domain_t *d = rm_prwlock_domain(l);
+  if (!published) {
+    if (r && rm_atomic_load_relaxed(&r->passive) == (const void *)l) {
+      /* Recursive: our passive hold keeps every writer out already. */
+      if (RM_UNLIKELY(r->nest == UINT32_MAX)) return EAGAIN;
+      r->nest++;
+      return 0;
+    }
+    /* No record, or it holds another lock of the domain: be active. */
+    return active_lock(l, mode, clk, abstime);
+  }
+  for (;;) {
+    /* A writer holds or is taking the word: withdraw and report (the writer
+     * may be waiting for exactly that), wait, retry. */
+    rm_fcp_leave(d, r);
+    int e = wait_writer(l, mode, clk, abstime);
+    if (e) return e;
+    rm_fcp_enter(r, l);
+    if (!(rm_atomic_load_acquire(&l->wstate) & RM_PRWLOCK_LOCKED)) return 0; /* (R2) */
+  }
+}
+
+/* ---- writers ---------------------------------------------------------------- */
+
+/* Free the word without passing it (invariant 2), waking every waiter. */
+static void release_unpassed(rm_prwlock_t *l) {
+  uint32_t s = rm_atomic_load_relaxed(&l->wstate);
+  while (!rm_atomic_cas_seq_cst(&l->wstate, &s, s & ~(RM_PRWLOCK_LOCKED | RM_PRWLOCK_HANDOFF))) {
+  }
+  if (s >= RM_PRWLOCK_WAITER) {
+    rm_atomic_fetch_add_release(&l->wseq, 1u);
+    rm_futex_wake(&l->wseq, INT32_MAX, false);
+  }
+  wake_readers(l);
+}
+
+/* Wait for active readers to leave: `target` of them may stay (upgrade). */
+static int wait_active(rm_prwlock_t *l, uint32_t target, int mode, int clk,
+                       const struct timespec *abstime) {
+  for (unsigned i = 0; i < PRW_SPINS; i++) {
+    if (rm_atomic_load_seq_cst(&l->active) == target) return 0;
+    if (mode == RM_FCP_TRY) return EBUSY;
+    rm_cpu_relax();
+  }
+  for (;;) {
+    rm_atomic_store_seq_cst(&l->awake, 1u);
+    uint32_t a = rm_atomic_load_seq_cst(&l->active);
+    if (a == target) return 0;
+    int e = rm_futex_wait(&l->active, a, clk, mode == RM_FCP_TIMED ? abstime : NULL, false);
+    if (rm_atomic_load_seq_cst(&l->active) == target) return 0;
+    if (e == ETIMEDOUT || e == EINVAL) return e;
+  }
+}
+
+static int consensus(rm_prwlock_t *l, const struct rm_fcp_reader *self, uint32_t active_target,
+                     int mode, int clk, const struct timespec *abstime) {
+  rm_fcp_domain_t *d = rm_prwlock_domain(l);
+  uint64_t v = rm_fcp_begin(d);
+  int e = rm_fcp_wait(d, v, l, self, mode, clk, abstime);
+  if (!e) e = wait_active(l, active_target, mode, clk, abstime);
+  return e;
+}
+
+RM_API int rm_prwlock_write_consensus(rm_prwlock_t *l, int mode, int clk,
+                                      const struct timespec *abstime) {
+  /* Our own record is skipped: we cannot be inside a passive section of l
+   * (that would be a deadlock, or an upgrade), and its `seen` is usually one
+   * version old, which would cost a membarrier for nothing. */
+  struct rm_fcp_reader *self = rm_fcp_self_cached(rm_prwlock_domain(l));
+  int e = self && rm_atomic_load_relaxed(&self->passive) == (const void *)l
+              ? EDEADLK /* we read-hold it: use rm_prwlock_upgrade */
+              : consensus(l, self, 0, mode, clk, abstime);
+  if (RM_UNLIKELY(e)) release_unpassed(l);
+  return e;
+}
+
+RM_API int rm_prwlock_write_slowpath(rm_prwlock_t *l, int mode, int clk,
+                                     const struct timespec *abstime) {
+  uint32_t s = rm_atomic_load_relaxed(&l->wstate);
+  /* Spin a little before registering. */
+  for (unsigned i = 0; i < PRW_SPINS / 4; i++) {
+    if (!(s & RM_PRWLOCK_LOCKED) && rm_atomic_cas_seq_cst(&l->wstate, &s, s | RM_PRWLOCK_LOCKED))
+      return rm_prwlock_write_consensus(l, mode, clk, abstime);
+    rm_cpu_relax();
+    s = rm_atomic_load_relaxed(&l->wstate);
+  }
+  rm_atomic_fetch_add_seq_cst(&l->wstate, RM_PRWLOCK_WAITER);
+  for (;;) {
+    uint32_t seq = rm_atomic_load_acquire(&l->wseq);
+    s = rm_atomic_load_seq_cst(&l->wstate);
+    if (!(s & RM_PRWLOCK_LOCKED)) {
+      if (rm_atomic_cas_seq_cst(&l->wstate, &s, (s - RM_PRWLOCK_WAITER) | RM_PRWLOCK_LOCKED))
+        return rm_prwlock_write_consensus(l, mode, clk, abstime);
+      continue;
+    }
+    if (s & RM_PRWLOCK_HANDOFF) {
+      /* Passed by a writer that finished its consensus: ours, no new one. */
+      if (rm_atomic_cas_seq_cst(&l->wstate, &s, (s - RM_PRWLOCK_WAITER) & ~RM_PRWLOCK_HANDOFF))
+        return 0;
+      continue;
+    }
+    int e = rm_futex_wait(&l->wseq, seq, clk, mode == RM_FCP_TIMED ? abstime : NULL, false);
+    if (e == ETIMEDOUT || e == EINVAL) {
+      /* Leave; a handoff meant for "some waiter" may be ours to take. */
+      s = rm_atomic_load_relaxed(&l->wstate);
+      for (;;) {
+        if ((s & RM_PRWLOCK_LOCKED) && (s & RM_PRWLOCK_HANDOFF)) {
+          if (rm_atomic_cas_seq_cst(&l->wstate, &s, (s - RM_PRWLOCK_WAITER) & ~RM_PRWLOCK_HANDOFF)) {
+            rm_prwlock_write_unlock(l); /* a valid write hold: pass it on */
+            return e;
+          }
+        } else if (!(s & RM_PRWLOCK_LOCKED)) {
+          if (rm_atomic_cas_seq_cst(&l->wstate, &s, (s - RM_PRWLOCK_WAITER) | RM_PRWLOCK_LOCKED)) {
+            /* Free after all: our own write lock, if it comes at once. */
+            int c = rm_prwlock_write_consensus(l, RM_FCP_TRY, 0, NULL);
+            return c == 0 ? 0 : e;
+          }
+        } else if (rm_atomic_cas_seq_cst(&l->wstate, &s, s - RM_PRWLOCK_WAITER)) {
+          return e;
+        }
+      }
+    }
+  }
+}
+
+RM_API int rm_prwlock_write_unlock(rm_prwlock_t *l) {
+  uint32_t s = rm_atomic_load_relaxed(&l->wstate);
+  for (;;) {
+    if (RM_UNLIKELY(!(s & RM_PRWLOCK_LOCKED) || (s & RM_PRWLOCK_HANDOFF))) {
+      RM_ASSERT(0, "prwlock %p: write unlock without the write lock", (void *)l);
+      return EPERM;
+    }
+    if (s >= RM_PRWLOCK_WAITER) {
+      /* Pass to a waiting writer: LOCKED stays, readers stay out. Release
+       * (seq_cst): our critical section happens before the taker's. */
+      if (rm_atomic_cas_seq_cst(&l->wstate, &s, s | RM_PRWLOCK_HANDOFF)) {
+        rm_atomic_fetch_add_release(&l->wseq, 1u);
+        rm_futex_wake(&l->wseq, 1, false);
+        return 0;
+      }
+    } else if (rm_atomic_cas_seq_cst(&l->wstate, &s, s & ~RM_PRWLOCK_LOCKED)) {
+      /* Release half: readers that see LOCKED clear (acquire) see our writes. */
+      wake_readers(l);
+      return 0;
+    }
+  }
+}
+
+RM_API int rm_prwlock_downgrade(rm_prwlock_t *l) {
+  uint32_t s = rm_atomic_load_relaxed(&l->wstate);
+  if (!(s & RM_PRWLOCK_LOCKED) || (s & RM_PRWLOCK_HANDOFF)) return EPERM;
+  struct rm_fcp_reader *r = rm_fcp_self(rm_prwlock_domain(l));
+  if (r && rm_atomic_load_relaxed(&r->passive) == NULL) {
+    /* Ordered before the release of the word below: the next writer (which
+     * takes the word after us and then runs its consensus) sees it. */
+    rm_atomic_store_relaxed(&r->passive, (const void *)l);
+  } else {
+    rm_atomic_fetch_add_seq_cst(&l->active, 1u);
+  }
+  /* Not passed: the next writer must run a consensus that sees our hold. */
+  release_unpassed(l);
+  return 0;
+}
+
+RM_API int rm_prwlock_upgrade(rm_prwlock_t *l) {
+  struct rm_fcp_reader *r = rm_fcp_self(rm_prwlock_domain(l));
+  bool passive = r && rm_atomic_load_relaxed(&r->passive) == (const void *)l;
+  if (passive && r->nest) return EDEADLK;
+  if (!passive && rm_atomic_load_relaxed(&l->active) == 0) return EPERM;
+  uint32_t s = rm_atomic_load_relaxed(&l->wstate);
+  do {
+    if (s & RM_PRWLOCK_LOCKED) return EBUSY; /* a writer waits for us */
+  } while (!rm_atomic_cas_seq_cst(&l->wstate, &s, s | RM_PRWLOCK_LOCKED));
+  /* Count one reader less: ourselves (our record, or one active count). */
+  int e = consensus(l, passive ? r : NULL, passive ? 0u : 1u, RM_FCP_WAIT, 0, NULL);
+  (void)e; /* RM_FCP_WAIT does not fail */
+  if (passive) {
+    rm_atomic_store_release(&r->passive, (const void *)NULL);
+    rm_fcp_report(rm_prwlock_domain(l), r);
+  } else {
+    rm_atomic_fetch_sub_release(&l->active, 1u);
+  }
+  return 0;
+}

@@ -1,0 +1,412 @@
+/*
+ * test_prwlock.c - the contract of the passive reader-writer lock and of its
+ * FCP consensus core.  CTest runs it twice: with membarrier (when the kernel
+ * has it) and with READMOSTLY_NO_MEMBARRIER=1 (fence readers).
+ */
+#include "test.h"
+#include <readmostly/prwlock.h>
+
+#include <stdint.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int flag_get(int *f) { return __atomic_load_n(f, __ATOMIC_ACQUIRE); }
+static void flag_set(int *f, int v) { __atomic_store_n(f, v, __ATOMIC_RELEASE); }
+static void wait_flag(int *f, int v) {
+  for (int i = 0; i < 20000 && flag_get(f) != v; i++) test_sleep_ms(1);
+  CHECK_EQ(flag_get(f), v);
+}
+
+/* ---- helpers run in other threads ---- */
+struct call {
+  rm_prwlock_t *l;
+  int op;      /* 0 read_try, 1 write_try, 2 read_timed 30ms, 3 write_timed 30ms, 4 write+unlock */
+  int result;
+};
+static void *call_body(void *p) {
+  struct call *c = (struct call *)p;
+  struct timespec t = test_deadline_ms(CLOCK_MONOTONIC, 30);
+  switch (c->op) {
+  case 0:
+    c->result = rm_prwlock_read_trylock(c->l);
+    if (!c->result) rm_prwlock_read_unlock(c->l);
+    break;
+  case 1:
+    c->result = rm_prwlock_write_trylock(c->l);
+    if (!c->result) rm_prwlock_write_unlock(c->l);
+    break;
+  case 2:
+    c->result = rm_prwlock_read_timedlock(c->l, CLOCK_MONOTONIC, &t);
+    if (!c->result) rm_prwlock_read_unlock(c->l);
+    break;
+  case 3:
+    c->result = rm_prwlock_write_timedlock(c->l, CLOCK_MONOTONIC, &t);
+    if (!c->result) rm_prwlock_write_unlock(c->l);
+    break;
+  case 4:
+    c->result = rm_prwlock_write_lock(c->l);
+    if (!c->result) rm_prwlock_write_unlock(c->l);
+    break;
+  }
+  return NULL;
+}
+static int in_thread(rm_prwlock_t *l, int op) {
+  struct call c = {l, op, -1};
+  pthread_t t;
+  CHECK_EQ(pthread_create(&t, NULL, call_body, &c), 0);
+  pthread_join(t, NULL);
+  return c.result;
+}
+
+static void test_basics(void) {
+  static rm_prwlock_t s = RM_PRWLOCK_INITIALIZER;
+  rm_prwlock_t l;
+  CHECK_ERR(rm_prwlock_init(NULL), EINVAL);
+  CHECK_ERR(rm_prwlock_init_domain(&l, NULL, 0x100), EINVAL);
+  CHECK_ERR(rm_prwlock_init(&l), 0);
+  CHECK_EQ(sizeof(rm_prwlock_t), 64);
+  for (int i = 0; i < 3; i++) {
+    CHECK_ERR(rm_prwlock_read_lock(&s), 0);
+    CHECK_ERR(rm_prwlock_read_unlock(&s), 0);
+    CHECK_ERR(rm_prwlock_write_lock(&s), 0);
+    CHECK_ERR(rm_prwlock_write_unlock(&s), 0);
+  }
+  /* Read-held by us. */
+  CHECK_ERR(rm_prwlock_read_lock(&l), 0);
+  CHECK_ERR(rm_prwlock_destroy(&l), EBUSY);
+  CHECK_ERR(in_thread(&l, 0), 0); /* readers share */
+  CHECK_ERR(in_thread(&l, 1), EBUSY);
+  CHECK_ERR(in_thread(&l, 3), ETIMEDOUT);
+  CHECK_ERR(rm_prwlock_write_lock(&l), EDEADLK);
+  CHECK_ERR(rm_prwlock_write_trylock(&l), EBUSY);
+  CHECK_ERR(rm_prwlock_read_unlock(&l), 0);
+#ifdef NDEBUG
+  CHECK_ERR(rm_prwlock_read_unlock(&l), EPERM); /* nothing held (debug builds abort) */
+#endif
+  /* Write-held by us. */
+  CHECK_ERR(rm_prwlock_write_lock(&l), 0);
+  CHECK_ERR(rm_prwlock_destroy(&l), EBUSY);
+  CHECK_ERR(in_thread(&l, 0), EBUSY);
+  CHECK_ERR(in_thread(&l, 1), EBUSY);
+  CHECK_ERR(in_thread(&l, 2), ETIMEDOUT);
+  CHECK_ERR(in_thread(&l, 3), ETIMEDOUT);
+  CHECK_ERR(rm_prwlock_write_unlock(&l), 0);
+  /* Timeouts: validated, and free locks are taken. */
+  struct timespec bad = {0, 1000000000L}, ok = test_deadline_ms(CLOCK_REALTIME, 1000);
+  CHECK_ERR(rm_prwlock_read_timedlock(&l, CLOCK_MONOTONIC, &bad), EINVAL);
+  CHECK_ERR(rm_prwlock_write_timedlock(&l, CLOCK_PROCESS_CPUTIME_ID, &ok), EINVAL);
+  CHECK_ERR(rm_prwlock_write_timedlock(&l, CLOCK_REALTIME, &ok), 0);
+  CHECK_ERR(rm_prwlock_write_unlock(&l), 0);
+  CHECK_ERR(rm_prwlock_read_timedlock(&l, CLOCK_REALTIME, &ok), 0);
+  CHECK_ERR(rm_prwlock_read_unlock(&l), 0);
+  CHECK_ERR(in_thread(&l, 4), 0);
+  CHECK_ERR(rm_prwlock_destroy(&l), 0);
+}
+
+/* A writer waits for a passive reader that sleeps in its section (it parks
+ * and the reader's unlock wakes it); a recursive read while that writer
+ * waits does not block. */
+static rm_prwlock_t wl = RM_PRWLOCK_INITIALIZER;
+static int w_started, w_done, shared_value;
+static void *writer_body(void *p) {
+  (void)p;
+  flag_set(&w_started, 1);
+  CHECK_ERR(rm_prwlock_write_lock(&wl), 0);
+  shared_value++;
+  flag_set(&w_done, 1);
+  CHECK_ERR(rm_prwlock_write_unlock(&wl), 0);
+  return NULL;
+}
+static void test_writer_waits_for_readers(void) {
+  for (int active = 0; active < 2; active++) {
+    flag_set(&w_started, 0);
+    flag_set(&w_done, 0);
+    if (active) CHECK_ERR(rm_prwlock_read_lock_active(&wl), 0);
+    else CHECK_ERR(rm_prwlock_read_lock(&wl), 0);
+    int before = shared_value;
+    pthread_t w;
+    CHECK_EQ(pthread_create(&w, NULL, writer_body, NULL), 0);
+    wait_flag(&w_started, 1);
+    test_sleep_ms(60); /* the writer spins, then parks */
+    CHECK_EQ(flag_get(&w_done), 0);
+    if (!active) {
+      /* Recursive read of the passive hold while the writer waits. */
+      CHECK_ERR(rm_prwlock_read_lock(&wl), 0);
+      CHECK_ERR(rm_prwlock_read_trylock(&wl), 0);
+      CHECK_ERR(rm_prwlock_read_unlock(&wl), 0);
+      CHECK_ERR(rm_prwlock_read_unlock(&wl), 0);
+      CHECK_EQ(flag_get(&w_done), 0);
+    }
+    CHECK_EQ(shared_value, before);
+    /* New readers wait behind the writer (writer preference). */
+    CHECK_ERR(in_thread(&wl, 0), EBUSY);
+    CHECK_ERR(rm_prwlock_read_unlock(&wl), 0);
+    pthread_join(w, NULL);
+    CHECK_EQ(flag_get(&w_done), 1);
+    CHECK_EQ(shared_value, before + 1);
+  }
+}
+
+/* Writers queued behind a writer get the lock passed, without consensus. */
+static rm_prwlock_t pl = RM_PRWLOCK_INITIALIZER;
+static int passed_in;
+static void pass_body(void *p, int i) {
+  (void)p;
+  (void)i;
+  CHECK_ERR(rm_prwlock_write_lock(&pl), 0);
+  __atomic_fetch_add(&passed_in, 1, __ATOMIC_RELAXED);
+  CHECK_ERR(rm_prwlock_write_unlock(&pl), 0);
+}
+static void *pass_threads(void *p) {
+  test_run_threads(3, pass_body, p);
+  return NULL;
+}
+static void test_writer_passing(void) {
+  rm_fcp_domain_t *d = rm_fcp_default_domain();
+  CHECK_ERR(rm_prwlock_write_lock(&pl), 0);
+  pthread_t t;
+  CHECK_EQ(pthread_create(&t, NULL, pass_threads, NULL), 0);
+  for (int i = 0; i < 20000 && __atomic_load_n(&pl.wstate, __ATOMIC_ACQUIRE) < 3 * RM_PRWLOCK_WAITER;
+       i++)
+    test_sleep_ms(1);
+  CHECK(__atomic_load_n(&pl.wstate, __ATOMIC_ACQUIRE) >= 3 * RM_PRWLOCK_WAITER);
+  uint64_t c0 = __atomic_load_n(&d->consensus_fast, __ATOMIC_RELAXED) +
+                __atomic_load_n(&d->consensus_membarrier, __ATOMIC_RELAXED);
+  uint64_t v0 = __atomic_load_n(&d->version, __ATOMIC_RELAXED);
+  CHECK_ERR(rm_prwlock_write_unlock(&pl), 0);
+  pthread_join(t, NULL);
+  CHECK_EQ(passed_in, 3);
+  /* Three write locks, no new consensus: the lock went from writer to writer. */
+  CHECK_EQ(__atomic_load_n(&d->version, __ATOMIC_RELAXED), v0);
+  CHECK_EQ(__atomic_load_n(&d->consensus_fast, __ATOMIC_RELAXED) +
+               __atomic_load_n(&d->consensus_membarrier, __ATOMIC_RELAXED),
+           c0);
+  CHECK_EQ(pl.wstate, 0);
+}
+
+static void test_downgrade_upgrade(void) {
+  rm_prwlock_t l;
+  CHECK_ERR(rm_prwlock_init(&l), 0);
+  CHECK_ERR(rm_prwlock_downgrade(&l), EPERM);
+  CHECK_ERR(rm_prwlock_upgrade(&l), EPERM);
+  /* Downgrade: we keep a read hold; readers enter, writers do not. */
+  CHECK_ERR(rm_prwlock_write_lock(&l), 0);
+  CHECK_ERR(rm_prwlock_downgrade(&l), 0);
+  CHECK_ERR(in_thread(&l, 0), 0);
+  CHECK_ERR(in_thread(&l, 1), EBUSY);
+  CHECK_ERR(rm_prwlock_read_unlock(&l), 0);
+  CHECK_ERR(in_thread(&l, 1), 0);
+  /* Upgrade from a passive hold, and from an active one. */
+  for (int active = 0; active < 2; active++) {
+    if (active) CHECK_ERR(rm_prwlock_read_lock_active(&l), 0);
+    else CHECK_ERR(rm_prwlock_read_lock(&l), 0);
+    CHECK_ERR(rm_prwlock_upgrade(&l), 0);
+    CHECK_ERR(in_thread(&l, 0), EBUSY);
+    CHECK_EQ(l.active, 0);
+    CHECK_ERR(rm_prwlock_write_unlock(&l), 0);
+    CHECK_ERR(in_thread(&l, 1), 0);
+  }
+  /* Nested passive holds cannot become one write hold. */
+  CHECK_ERR(rm_prwlock_read_lock(&l), 0);
+  CHECK_ERR(rm_prwlock_read_lock(&l), 0);
+  CHECK_ERR(rm_prwlock_upgrade(&l), EDEADLK);
+  CHECK_ERR(rm_prwlock_read_unlock(&l), 0);
+  /* Another writer waits for us: upgrading would deadlock. */
+  struct call c = {&l, 4, -1};
+  pthread_t t;
+  CHECK_EQ(pthread_create(&t, NULL, call_body, &c), 0);
+  for (int i = 0; i < 20000 && !(__atomic_load_n(&l.wstate, __ATOMIC_ACQUIRE) & RM_PRWLOCK_LOCKED); i++)
+    test_sleep_ms(1);
+  CHECK_ERR(rm_prwlock_upgrade(&l), EBUSY);
+  CHECK_ERR(rm_prwlock_read_unlock(&l), 0);
+  pthread_join(t, NULL);
+  CHECK_EQ(c.result, 0);
+  CHECK_ERR(rm_prwlock_destroy(&l), 0);
+}
+
+/* Domains: a writer waits only for readers of its own lock. */
+static rm_prwlock_t da, db, dc;
+static int hold_go, hold_stop;
+static void *holder(void *p) {
+  rm_prwlock_t *l = (rm_prwlock_t *)p;
+  CHECK_ERR(rm_prwlock_read_lock(l), 0);
+  flag_set(&hold_go, 1);
+  while (!flag_get(&hold_stop)) test_sleep_ms(1);
+  CHECK_ERR(rm_prwlock_read_unlock(l), 0);
+  return NULL;
+}
+static void test_domains(void) {
+  rm_fcp_domain_t *d;
+  CHECK_ERR(rm_fcp_domain_create(NULL), EINVAL);
+  CHECK_ERR(rm_fcp_domain_create(&d), 0);
+  CHECK_ERR(rm_prwlock_init_domain(&da, d, 0), 0);
+  CHECK_ERR(rm_prwlock_init_domain(&db, d, 0), 0);
+  CHECK_ERR(rm_prwlock_init(&dc), 0);
+  flag_set(&hold_go, 0);
+  flag_set(&hold_stop, 0);
+  pthread_t h;
+  CHECK_EQ(pthread_create(&h, NULL, holder, &da), 0);
+  wait_flag(&hold_go, 1);
+  /* Same domain, other lock; other domain: neither waits for the holder. */
+  CHECK_ERR(in_thread(&db, 1), 0);
+  CHECK_ERR(in_thread(&dc, 1), 0);
+  CHECK_ERR(in_thread(&db, 4), 0);
+  CHECK_ERR(in_thread(&da, 1), EBUSY);
+  /* We hold db passively; a read of da (same domain) is then active. */
+  CHECK_ERR(rm_prwlock_read_lock(&db), 0);
+  CHECK_ERR(rm_prwlock_read_lock(&da), 0);
+  CHECK_EQ(da.active, 1);
+  CHECK_ERR(rm_prwlock_read_unlock(&da), 0);
+  CHECK_EQ(da.active, 0);
+  CHECK_ERR(rm_prwlock_read_unlock(&db), 0);
+  CHECK_ERR(rm_fcp_domain_destroy(d), EBUSY); /* the holder's record lives */
+  CHECK_ERR(rm_fcp_domain_destroy(rm_fcp_default_domain()), EBUSY);
+  flag_set(&hold_stop, 1);
+  pthread_join(h, NULL);
+  CHECK_ERR(in_thread(&da, 1), 0);
+  CHECK_ERR(rm_fcp_domain_destroy(d), 0); /* its threads are gone; ours is released */
+}
+
+/* A thread that exits inside a passive section gives the hold up. */
+static rm_prwlock_t xl = RM_PRWLOCK_INITIALIZER;
+static void *exit_holding(void *p) {
+  (void)p;
+  CHECK_ERR(rm_prwlock_read_lock(&xl), 0);
+  return NULL;
+}
+static void test_exit_inside(void) {
+  pthread_t t;
+  CHECK_EQ(pthread_create(&t, NULL, exit_holding, NULL), 0);
+  pthread_join(t, NULL);
+  struct timespec dl = test_deadline_ms(CLOCK_MONOTONIC, 10000);
+  CHECK_ERR(rm_prwlock_write_timedlock(&xl, CLOCK_MONOTONIC, &dl), 0);
+  CHECK_ERR(rm_prwlock_write_unlock(&xl), 0);
+}
+
+/* Threads start, register, read and exit while writers run. */
+static rm_prwlock_t cl = RM_PRWLOCK_INITIALIZER;
+static int churn_stop;
+static uint64_t churn_a, churn_b;
+static void *short_reader(void *p) {
+  (void)p;
+  for (int i = 0; i < 50; i++) {
+    CHECK_ERR(rm_prwlock_read_lock(&cl), 0);
+    CHECK_EQ(churn_a, churn_b);
+    CHECK_ERR(rm_prwlock_read_unlock(&cl), 0);
+  }
+  return NULL;
+}
+static void churn_body(void *p, int i) {
+  (void)p;
+  if (i < 2) { /* writers */
+    while (!flag_get(&churn_stop)) {
+      CHECK_ERR(rm_prwlock_write_lock(&cl), 0);
+      churn_a++;
+      churn_b++;
+      CHECK_ERR(rm_prwlock_write_unlock(&cl), 0);
+    }
+    return;
+  }
+  for (int k = 0; k < 150; k++) {
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, short_reader, NULL), 0);
+    pthread_join(t, NULL);
+  }
+  flag_set(&churn_stop, 1);
+}
+static void test_thread_churn(void) {
+  test_run_threads(3, churn_body, NULL);
+  CHECK(churn_a > 0);
+  /* Records are reused: far fewer than the 150 threads that came and went. */
+  CHECK(rm_fcp_default_domain()->nrecords < 40);
+}
+
+/* Readers parked behind a writer all get in, with parallel and with
+ * broadcast wake-up. */
+static rm_prwlock_t kl;
+static int k_in;
+static void parked_reader(void *p, int i) {
+  (void)p;
+  (void)i;
+  CHECK_ERR(rm_prwlock_read_lock(&kl), 0);
+  __atomic_fetch_add(&k_in, 1, __ATOMIC_RELAXED);
+  CHECK_ERR(rm_prwlock_read_unlock(&kl), 0);
+}
+static void *parked_threads(void *p) {
+  test_run_threads(6, parked_reader, p);
+  return NULL;
+}
+static void test_wakeup(void) {
+  for (unsigned f = 0; f < 2; f++) {
+    CHECK_ERR(rm_prwlock_init_domain(&kl, NULL, f ? RM_PRWLOCK_BROADCAST_WAKE : 0), 0);
+    __atomic_store_n(&k_in, 0, __ATOMIC_RELAXED);
+    CHECK_ERR(rm_prwlock_write_lock(&kl), 0);
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, parked_threads, NULL), 0);
+    test_sleep_ms(100);
+    CHECK_EQ(__atomic_load_n(&k_in, __ATOMIC_RELAXED), 0);
+    CHECK(__atomic_load_n(&kl.rmask, __ATOMIC_RELAXED) != 0); /* they parked */
+    CHECK_ERR(rm_prwlock_write_unlock(&kl), 0);
+    pthread_join(t, NULL);
+    CHECK_EQ(k_in, 6);
+  }
+}
+
+/* fork(): locks nobody held are free in the child; the forking thread's
+ * holds are the child's; other threads' records that hold nothing do not
+ * delay the child's writers. */
+static rm_prwlock_t f1 = RM_PRWLOCK_INITIALIZER, f2 = RM_PRWLOCK_INITIALIZER,
+                    f3 = RM_PRWLOCK_INITIALIZER;
+static void *idle_reader(void *p) {
+  (void)p;
+  CHECK_ERR(rm_prwlock_read_lock(&f3), 0);
+  CHECK_ERR(rm_prwlock_read_unlock(&f3), 0);
+  flag_set(&hold_go, 2);
+  while (!flag_get(&hold_stop)) test_sleep_ms(1);
+  return NULL;
+}
+static void test_fork(void) {
+  flag_set(&hold_stop, 0);
+  pthread_t t;
+  CHECK_EQ(pthread_create(&t, NULL, idle_reader, NULL), 0);
+  wait_flag(&hold_go, 2);
+  CHECK_ERR(rm_prwlock_read_lock(&f1), 0);
+  CHECK_ERR(rm_prwlock_write_lock(&f2), 0);
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    alarm(30);
+    CHECK_ERR(rm_prwlock_write_trylock(&f1), EBUSY); /* our read hold */
+    CHECK_ERR(rm_prwlock_read_unlock(&f1), 0);
+    CHECK_ERR(rm_prwlock_write_lock(&f1), 0);
+    CHECK_ERR(rm_prwlock_write_unlock(&f1), 0);
+    CHECK_ERR(rm_prwlock_write_unlock(&f2), 0); /* our write hold */
+    CHECK_ERR(rm_prwlock_write_lock(&f3), 0);   /* nobody held it */
+    CHECK_ERR(rm_prwlock_write_unlock(&f3), 0);
+    _exit(0);
+  }
+  int st;
+  CHECK_EQ(waitpid(pid, &st, 0), pid);
+  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  CHECK_ERR(rm_prwlock_read_unlock(&f1), 0);
+  CHECK_ERR(rm_prwlock_write_unlock(&f2), 0);
+  flag_set(&hold_stop, 1);
+  pthread_join(t, NULL);
+}
+
+int main(void) {
+  const char *nm = getenv("READMOSTLY_NO_MEMBARRIER");
+  bool forced_fence = nm && *nm && strcmp(nm, "0") != 0;
+  printf("consensus mode: %s\n", rm_fcp_membarrier_mode() ? "membarrier" : "fence");
+  if (forced_fence) CHECK(!rm_fcp_membarrier_mode());
+  test_basics();
+  test_writer_waits_for_readers();
+  test_writer_passing();
+  test_downgrade_upgrade();
+  test_domains();
+  test_exit_inside();
+  test_thread_churn();
+  test_wakeup();
+  if (!TEST_UNDER_TSAN) test_fork();
+  TEST_MAIN_END();
+}
