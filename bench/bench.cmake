@@ -36,7 +36,11 @@ set(RM_BENCH_SMOKE
   "interference|--threads|3|--param|locks=1,64"
   "test_rwlock|--threads|1,3"
   "rwbench|--threads|3|--param|P=1/2,1/10000"
-  "hashtable|--threads|1,3|--param|keys=1024")
+  "hashtable|--threads|1,3|--param|keys=1024"
+  "cs_efficiency|--impl|prwlock,pthread,bravo-ba|--param|readers=0,1,3"
+  "writer_freq|--impl|prwlock,pthread|--threads|1,3|--param|delay_us=10"
+  "sleepers|--impl|prwlock,pthread|--threads|3|--param|sleepy=0,1"
+  "wakeup|--param|readers=1,3")
 foreach(spec ${RM_BENCH_SMOKE})
   string(REPLACE "|" ";" args "${spec}")
   list(GET args 0 exp)

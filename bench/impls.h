@@ -25,6 +25,7 @@
 #include <readmostly/cohort.h>
 #include <readmostly/ba.h>
 #include <readmostly/percpu.h>
+#include <readmostly/prwlock.h>
 #include <stdlib.h>
 
 #define ADAPT_PLAIN(ID, T, P)                                                   \
@@ -43,7 +44,8 @@
   static inline __attribute__((always_inline)) void ID##_wl(void *l) {        \
     if (RM_UNLIKELY(P##_write_lock((T *)l) != 0)) abort();                    \
   }                                                                             \
-  static inline __attribute__((always_inline)) void ID##_wu(void *l) { P##_write_unlock((T *)l); }
+  static inline __attribute__((always_inline)) void ID##_wu(void *l) { P##_write_unlock((T *)l); } \
+  static inline __attribute__((always_inline)) void ID##_rla(void *l, rm_token_t *t) { ID##_rl(l, t); }
 
 #define ADAPT_TOKEN(ID, T, P)                                                   \
   static inline void ID##_init(void *l) {                                       \
@@ -59,7 +61,8 @@
   static inline __attribute__((always_inline)) void ID##_wl(void *l) {        \
     if (RM_UNLIKELY(P##_write_lock((T *)l) != 0)) abort();                    \
   }                                                                             \
-  static inline __attribute__((always_inline)) void ID##_wu(void *l) { P##_write_unlock((T *)l); }
+  static inline __attribute__((always_inline)) void ID##_wu(void *l) { P##_write_unlock((T *)l); } \
+  static inline __attribute__((always_inline)) void ID##_rla(void *l, rm_token_t *t) { ID##_rl(l, t); }
 
 ADAPT_PLAIN(ba, rm_ba_t, rm_ba)
 ADAPT_TOKEN(bravo_ba, rm_bravo_ba_t, rm_bravo_ba)
@@ -72,6 +75,20 @@ ADAPT_PLAIN(futex, rm_futexrw_t, rm_futexrw)
 ADAPT_TOKEN(bravo_futex, rm_bravo_futexrw_t, rm_bravo_futexrw)
 ADAPT_TOKEN(percpu, rm_percpu_t, rm_percpu)
 ADAPT_TOKEN(cohort, rm_cohort_t, rm_cohort)
+
+/* prwlock: passive readers; ID_rla is the read lock for sections that may
+ * sleep (active readers), which the sleepers experiment uses. */
+ADAPT_PLAIN(prwlock_p, rm_prwlock_t, rm_prwlock)
+#define prwlock_init prwlock_p_init
+#define prwlock_fini prwlock_p_fini
+#define prwlock_rl prwlock_p_rl
+#define prwlock_ru prwlock_p_ru
+#define prwlock_wl prwlock_p_wl
+#define prwlock_wu prwlock_p_wu
+static inline __attribute__((always_inline)) void prwlock_rla(void *l, rm_token_t *t) {
+  if (RM_UNLIKELY(rm_prwlock_read_lock_active((rm_prwlock_t *)l) != 0)) abort();
+  *t = RM_TOKEN_NONE;
+}
 
 #ifdef RM_BENCH_HAVE_CK
 #include <ck_brlock.h>
@@ -90,6 +107,7 @@ static inline __attribute__((always_inline)) void ck_rw_ru(void *l, rm_token_t t
 }
 static inline __attribute__((always_inline)) void ck_rw_wl(void *l) { ck_rwlock_write_lock((ck_rwlock_t *)l); }
 static inline __attribute__((always_inline)) void ck_rw_wu(void *l) { ck_rwlock_write_unlock((ck_rwlock_t *)l); }
+static inline __attribute__((always_inline)) void ck_rw_rla(void *l, rm_token_t *t) { ck_rw_rl(l, t); }
 
 static inline void ck_pf_init(void *l) { ck_pflock_init((ck_pflock_t *)l); }
 static inline void ck_pf_fini(void *l) { (void)l; }
@@ -103,6 +121,7 @@ static inline __attribute__((always_inline)) void ck_pf_ru(void *l, rm_token_t t
 }
 static inline __attribute__((always_inline)) void ck_pf_wl(void *l) { ck_pflock_write_lock((ck_pflock_t *)l); }
 static inline __attribute__((always_inline)) void ck_pf_wu(void *l) { ck_pflock_write_unlock((ck_pflock_t *)l); }
+static inline __attribute__((always_inline)) void ck_pf_rla(void *l, rm_token_t *t) { ck_pf_rl(l, t); }
 
 /* ck_brlock needs one registered reader record per thread and lock.  Each
  * thread caches its records by (lock, generation); records are never freed
@@ -154,6 +173,7 @@ static inline __attribute__((always_inline)) void ck_br_ru(void *l, rm_token_t t
 }
 static inline __attribute__((always_inline)) void ck_br_wl(void *l) { ck_brlock_write_lock(&((struct ck_br *)l)->b); }
 static inline __attribute__((always_inline)) void ck_br_wu(void *l) { ck_brlock_write_unlock(&((struct ck_br *)l)->b); }
+static inline __attribute__((always_inline)) void ck_br_rla(void *l, rm_token_t *t) { ck_br_rl(l, t); }
 #define CK_IMPLS(X)                                 \
   X(ck_rw, "ck-rwlock", ck_rwlock_t, IMPL_RW)       \
   X(ck_pf, "ck-pflock", ck_pflock_t, IMPL_RW)       \
@@ -169,8 +189,19 @@ typedef struct { int unused; } rmb_urcu_dummy_t;
 static __thread int urcu_registered;
 static inline void rmb_urcu_init(void *l) { (void)l; }
 static inline void rmb_urcu_fini(void *l) { (void)l; }
+/* Threads leave liburcu's registry when they exit (a grace period started
+ * later must not look at an exited thread's state). */
+static pthread_key_t rmb_urcu_key;
+static pthread_once_t rmb_urcu_once = PTHREAD_ONCE_INIT;
+static void rmb_urcu_exit(void *p) {
+  (void)p;
+  urcu_memb_unregister_thread();
+}
+static void rmb_urcu_key_init(void) { pthread_key_create(&rmb_urcu_key, rmb_urcu_exit); }
 static __attribute__((noinline)) void rmb_urcu_reg(void) {
+  pthread_once(&rmb_urcu_once, rmb_urcu_key_init);
   urcu_memb_register_thread();
+  pthread_setspecific(rmb_urcu_key, (void *)1);
   urcu_registered = 1;
 }
 static inline __attribute__((always_inline)) void rmb_urcu_rl(void *l, rm_token_t *t) {
@@ -187,6 +218,9 @@ static inline __attribute__((always_inline)) void rmb_urcu_ru(void *l, rm_token_
 /* RCU has no write lock; experiments that write refuse this implementation. */
 static inline void rmb_urcu_wl(void *l) { (void)l; abort(); }
 static inline void rmb_urcu_wu(void *l) { (void)l; abort(); }
+static inline void rmb_urcu_rla(void *l, rm_token_t *t) { rmb_urcu_rl(l, t); }
+/* writer_freq: RCU's update is one grace period (synchronize_rcu), batch 1. */
+static inline void rmb_urcu_update(void) { urcu_memb_synchronize_rcu(); }
 #define URCU_IMPLS(X) X(rmb_urcu, "urcu-memb", rmb_urcu_dummy_t, IMPL_READ_ONLY)
 #else
 #define URCU_IMPLS(X)
@@ -208,6 +242,7 @@ static inline void rmb_urcu_wu(void *l) { (void)l; abort(); }
   X(bravo_futex, "bravo-futex", rm_bravo_futexrw_t, IMPL_RW)           \
   X(percpu, "percpu", rm_percpu_t, IMPL_RW)                            \
   X(cohort, "cohort", rm_cohort_t, IMPL_RW)                            \
+  X(prwlock, "prwlock", rm_prwlock_t, IMPL_RW)                         \
   CK_IMPLS(X)                                                          \
   URCU_IMPLS(X)                                                        \
   X(bravo_ba_private, "bravo-ba-private", rm_bravo_ba_private_t, IMPL_RW | IMPL_HIDDEN)

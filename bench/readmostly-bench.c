@@ -66,6 +66,9 @@ struct tctx {
   uint64_t seed, sink; /* thread-local PRNG; sink keeps results alive */
   uint64_t wthresh;    /* rwbench: write when prng < wthresh */
   void *shared;        /* experiment data */
+  uint64_t arg;        /* cs_efficiency: 1 = measure writes; writer_freq: delay ns;
+                          sleepers: 1 = sleep inside sections */
+  uint64_t ticks, ns;  /* cs_efficiency: the measured thread's time */
 } __attribute__((aligned(128)));
 
 AI uint64_t prng(uint64_t *s) { /* xorshift64* */
@@ -241,6 +244,80 @@ AI void *rwbench_body(struct tctx *c, rl_fn rl, ru_fn ru, wl_fn wl, wl_fn wu) {
   return NULL;
 }
 
+/* cs_efficiency (FCP paper Table 3): thread 0 times its own lock+unlock
+ * pairs (reads, or writes when c->arg) while the others read. */
+AI void *cse_body(struct tctx *c, rl_fn rl, ru_fn ru, wl_fn wl, wl_fn wu) {
+  void *l = c->lock;
+  uint64_t n = 0;
+  bool write = c->arg != 0;
+  wait_go();
+  uint64_t t0 = rm_ticks(), ns0 = rm_now_ns();
+  while (!stopped()) {
+    if (write)
+      for (int i = 0; i < 16; i++) { wl(l); wu(l); }
+    else
+      for (int i = 0; i < 16; i++) { rm_token_t t; rl(l, &t); ru(l, t); }
+    n += 16;
+  }
+  c->ticks = rm_ticks() - t0;
+  c->ns = rm_now_ns() - ns0;
+  c->count = n;
+  return NULL;
+}
+
+/* Busy-wait d nanoseconds (the writer's delay between writes), on the
+ * cheap clock so that reading the time does not become the delay. */
+AI void delay_ns(uint64_t d) {
+  if (!d) return;
+  uint64_t ticks = rm_platform.tsc_ok ? (uint64_t)((double)d / rm_platform.ns_per_tick) : d;
+  uint64_t end = rm_ticks() + ticks;
+  while (rm_ticks() < end) rm_cpu_relax();
+}
+
+/* writer_freq (FCP paper Fig. 21): one writer, a delay between writes. */
+AI void *wf_writer_body(struct tctx *c, wl_fn wl, wl_fn wu) {
+  void *l = c->lock;
+  uint64_t n = 0;
+  wait_go();
+  while (!stopped()) {
+    wl(l);
+    c->sink++;
+    wu(l);
+    n++;
+    delay_ns(c->arg);
+  }
+  c->count = n;
+  return NULL;
+}
+
+/* sleepers (FCP paper Fig. 20): a reader that, when c->arg, gives up its
+ * CPU inside every critical section (taking the lock with the read lock
+ * meant for sections that may sleep: prwlock's active readers). */
+AI void *sleeper_body(struct tctx *c, rl_fn rl, ru_fn ru, rl_fn rla) {
+  void *l = c->lock;
+  uint64_t n = 0;
+  bool sleepy = c->arg != 0;
+  wait_go();
+  while (!stopped()) {
+    rm_token_t t;
+    if (sleepy) {
+      rla(l, &t);
+      sched_yield();
+      ru(l, t);
+      n++;
+    } else {
+      for (int i = 0; i < 16; i++) {
+        rl(l, &t);
+        prng_steps(c, 10);
+        ru(l, t);
+      }
+      n += 16;
+    }
+  }
+  c->count = n;
+  return NULL;
+}
+
 /* The hash map: chained buckets of preallocated nodes (so malloc's own
  * scalability does not mask the lock's), a free list used only under the
  * write lock. */
@@ -331,6 +408,9 @@ struct impl {
   void *(*ht_reader)(void *);
   void *(*ht_eraser)(void *);
   void *(*ht_inserter)(void *);
+  void *(*cse)(void *);
+  void *(*wf_writer)(void *);
+  void *(*sleeper)(void *);
 };
 
 #define BENCH_INSTANTIATE(ID, NAME, T, FL)                                                    \
@@ -361,6 +441,13 @@ struct impl {
   }                                                                                           \
   static void *ID##_ht_inserter(void *a) {                                                    \
     return ht_writer_body((struct tctx *)a, ID##_wl, ID##_wu, 1);                             \
+  }                                                                                           \
+  static void *ID##_cse(void *a) {                                                            \
+    return cse_body((struct tctx *)a, ID##_rl, ID##_ru, ID##_wl, ID##_wu);                    \
+  }                                                                                           \
+  static void *ID##_wf_writer(void *a) { return wf_writer_body((struct tctx *)a, ID##_wl, ID##_wu); } \
+  static void *ID##_sleeper(void *a) {                                                        \
+    return sleeper_body((struct tctx *)a, ID##_rl, ID##_ru, ID##_rla);                        \
   }
 ALL_IMPLS(BENCH_INSTANTIATE)
 
@@ -368,7 +455,7 @@ ALL_IMPLS(BENCH_INSTANTIATE)
   {NAME,          sizeof(T),        _Alignof(T),       FL,               ID##_init,          \
    ID##_fini,     ID##_lat,         ID##_readers,      ID##_alternator,  ID##_interference,  \
    ID##_trw_reader, ID##_trw_writer, ID##_rwbench,     ID##_ht_reader,   ID##_ht_eraser,     \
-   ID##_ht_inserter},
+   ID##_ht_inserter, ID##_cse,      ID##_wf_writer,    ID##_sleeper},
 static const struct impl impls[] = {ALL_IMPLS(BENCH_ENTRY)};
 #define NIMPLS (sizeof impls / sizeof impls[0])
 
@@ -440,10 +527,28 @@ static int stats_wanted(void) {
   const char *s = getenv("READMOSTLY_STATS");
   return s && *s && strcmp(s, "0") != 0;
 }
+static uint64_t fcp_fast0, fcp_mb0, fcp_parks0;
 static void stats_begin(void) {
-  if (stats_wanted()) rm_bravo_stats_reset();
+  if (!stats_wanted()) return;
+  rm_bravo_stats_reset();
+  rm_fcp_domain_t *d = rm_fcp_default_domain();
+  fcp_fast0 = __atomic_load_n(&d->consensus_fast, __ATOMIC_RELAXED);
+  fcp_mb0 = __atomic_load_n(&d->consensus_membarrier, __ATOMIC_RELAXED);
+  fcp_parks0 = __atomic_load_n(&d->writer_parks, __ATOMIC_RELAXED);
 }
 static void stats_emit(const char *impl, int threads, const char *par, int rep, double secs) {
+  if (stats_wanted() && strcmp(impl, "prwlock") == 0) {
+    /* How prwlock's writers reached consensus: from reports alone, or with
+     * a membarrier; and how often one parked waiting for a reader. */
+    rm_fcp_domain_t *d = rm_fcp_default_domain();
+    emit(impl, threads, par, rep, "consensus_fast_per_sec",
+         (double)(__atomic_load_n(&d->consensus_fast, __ATOMIC_RELAXED) - fcp_fast0) / secs, "1/s");
+    emit(impl, threads, par, rep, "consensus_membarrier_per_sec",
+         (double)(__atomic_load_n(&d->consensus_membarrier, __ATOMIC_RELAXED) - fcp_mb0) / secs, "1/s");
+    emit(impl, threads, par, rep, "writer_parks_per_sec",
+         (double)(__atomic_load_n(&d->writer_parks, __ATOMIC_RELAXED) - fcp_parks0) / secs, "1/s");
+    return;
+  }
   if (!stats_wanted() || strncmp(impl, "bravo-", 6) != 0) return;
   struct rm_bravo_stats s;
   rm_bravo_stats_get(&s);
@@ -548,7 +653,8 @@ static uint64_t ctx_sum(const struct tctx *c, int from, int to) {
 static bool needs_writes(const char *exp) {
   /* latency measures the write pair only where there is one */
   return strcmp(exp, "readers") != 0 && strcmp(exp, "alternator") != 0 &&
-         strcmp(exp, "interference") != 0 && strcmp(exp, "latency") != 0;
+         strcmp(exp, "interference") != 0 && strcmp(exp, "latency") != 0 &&
+         strcmp(exp, "writer_freq") != 0 && strcmp(exp, "wakeup") != 0;
 }
 
 static void exp_latency(void) {
@@ -748,6 +854,213 @@ static void exp_hashtable(void) {
   }
 }
 
+/* A comma-separated list of non-negative integers from --param key. */
+static int param_list(const char *key, const char *def, uint64_t *out, int max) {
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s", param(key, def));
+  int n = 0;
+  char *save = NULL;
+  for (char *t = strtok_r(buf, ",", &save); t && n < max; t = strtok_r(NULL, ",", &save)) {
+    char *end;
+    unsigned long long v = strtoull(t, &end, 10);
+    if (*end) {
+      fprintf(stderr, "readmostly-bench: bad %s=%s\n", key, t);
+      exit(2);
+    }
+    out[n++] = v;
+  }
+  return n;
+}
+
+static void exp_cs_efficiency(void) {
+  uint64_t rs[MAXLIST];
+  int nr = param_list("readers", "0,1,2,4", rs, MAXLIST);
+  for (int ri = 0; ri < nr; ri++) {
+    int N = (int)rs[ri];
+    char par[64];
+    snprintf(par, sizeof par, "readers=%d", N);
+    for (int rep = 1; rep <= O.reps; rep++)
+      for (int i = 0; i < O.nimpl; i++) {
+        const struct impl *im = O.impl[i];
+        /* w = 0: a reader among N readers (N >= 1); w = 1: a writer with N
+         * busy readers. */
+        for (int w = 0; w < 2; w++) {
+          if (!w && N == 0) continue;
+          int n = w ? N + 1 : N;
+          void *l = lock_new(im);
+          struct tctx *c = ctx_new(n, l);
+          void *(*fns[MAXLIST * 4])(void *);
+          fns[0] = im->cse;
+          c[0].arg = (uint64_t)w;
+          for (int k = 1; k < n; k++) fns[k] = im->readers;
+          stats_begin();
+          double secs = run(n, c, fns);
+          if (w) stats_emit(im->name, N, par, rep, secs);
+          const char *m = w ? "writer_ns" : "reader_ns";
+          /* A writer starved for the whole run (reader preference under
+           * busy readers) finished one pair after the stop: its latency is
+           * at least the run. */
+          double cnt = c[0].count ? (double)c[0].count : 1.0;
+          emit(im->name, N, par, rep, m, (double)c[0].ns / cnt, "ns");
+          if (rm_platform.tsc_ok)
+            emit(im->name, N, par, rep, w ? "writer_cycles" : "reader_cycles",
+                 (double)c[0].ticks / cnt, "cycles");
+          free(c);
+          lock_free(im, l);
+        }
+      }
+  }
+}
+
+#ifdef RM_BENCH_HAVE_URCU
+/* liburcu's writer in writer_freq: one grace period per update. */
+static void *urcu_wf_writer(void *a) {
+  struct tctx *c = (struct tctx *)a;
+  uint64_t n = 0;
+  wait_go();
+  while (!stopped()) {
+    c->sink++;
+    rmb_urcu_update();
+    n++;
+    delay_ns(c->arg);
+  }
+  c->count = n;
+  return NULL;
+}
+#endif
+
+static void exp_writer_freq(void) {
+  uint64_t ds[MAXLIST];
+  int nd = param_list("delay_us", "1,10,100,1000", ds, MAXLIST);
+  for (int di = 0; di < nd; di++) {
+    char par[64];
+    snprintf(par, sizeof par, "delay_us=%llu", (unsigned long long)ds[di]);
+    for (int ti = 0; ti < O.nthreads; ti++) {
+      int nr = O.threads[ti], n = nr + 1;
+      for (int rep = 1; rep <= O.reps; rep++)
+        for (int i = 0; i < O.nimpl; i++) {
+          const struct impl *im = O.impl[i];
+          void *l = lock_new(im);
+          struct tctx *c = ctx_new(n, l);
+          void *(*fns[MAXLIST * 4])(void *);
+          fns[0] = im->wf_writer;
+#ifdef RM_BENCH_HAVE_URCU
+          if (strcmp(im->name, "urcu-memb") == 0) fns[0] = urcu_wf_writer;
+#endif
+          c[0].arg = ds[di] * 1000u;
+          for (int k = 1; k < n; k++) fns[k] = im->readers;
+          stats_begin();
+          double secs = run(n, c, fns);
+          stats_emit(im->name, nr, par, rep, secs);
+          emit(im->name, nr, par, rep, "reader_ops_per_sec", (double)ctx_sum(c, 1, n) / secs, "ops/s");
+          emit(im->name, nr, par, rep, "writer_ops_per_sec", (double)c[0].count / secs, "ops/s");
+          free(c);
+          lock_free(im, l);
+        }
+    }
+  }
+}
+
+static void exp_sleepers(void) {
+  uint64_t ss[MAXLIST];
+  int ns = param_list("sleepy", "0,1,2,4", ss, MAXLIST);
+  uint64_t delay = strtoull(param("delay_us", "100"), NULL, 10) * 1000u;
+  for (int si = 0; si < ns; si++) {
+    char par[64];
+    snprintf(par, sizeof par, "sleepy=%llu", (unsigned long long)ss[si]);
+    for (int ti = 0; ti < O.nthreads; ti++) {
+      int nr = O.threads[ti], n = nr + 1;
+      if ((int)ss[si] > nr) continue;
+      for (int rep = 1; rep <= O.reps; rep++)
+        for (int i = 0; i < O.nimpl; i++) {
+          const struct impl *im = O.impl[i];
+          void *l = lock_new(im);
+          struct tctx *c = ctx_new(n, l);
+          void *(*fns[MAXLIST * 4])(void *);
+          fns[0] = im->wf_writer;
+          c[0].arg = delay;
+          for (int k = 1; k < n; k++) {
+            fns[k] = im->sleeper;
+            c[k].arg = (uint64_t)(k <= (int)ss[si]);
+          }
+          double secs = run(n, c, fns);
+          emit(im->name, nr, par, rep, "reader_ops_per_sec", (double)ctx_sum(c, 1, n) / secs, "ops/s");
+          emit(im->name, nr, par, rep, "writer_ops_per_sec", (double)c[0].count / secs, "ops/s");
+          free(c);
+          lock_free(im, l);
+        }
+    }
+  }
+}
+
+/* wakeup (FCP paper Fig. 19): K readers park behind a writer; time from the
+ * writer's unlock until each reader runs.  prwlock's parallel wake-up (one
+ * reader per CPU group wakes its group) against one broadcast FUTEX_WAKE. */
+struct wk {
+  rm_prwlock_t *l;
+  uint64_t t_in;
+  int parked;
+};
+static void *wk_reader(void *a) {
+  struct wk *w = (struct wk *)a;
+  __atomic_store_n(&w->parked, 1, __ATOMIC_RELEASE);
+  if (rm_prwlock_read_lock(w->l) != 0) abort();
+  w->t_in = rm_now_ns();
+  rm_prwlock_read_unlock(w->l);
+  return NULL;
+}
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+static void exp_wakeup(void) {
+  uint64_t ks[MAXLIST];
+  int nk = param_list("readers", "1,2,4,8,16", ks, MAXLIST);
+  for (int ki = 0; ki < nk; ki++) {
+    int K = (int)ks[ki];
+    if (K < 1 || K > 1024) continue;
+    char par[64];
+    snprintf(par, sizeof par, "readers=%d", K);
+    for (int rep = 1; rep <= O.reps; rep++)
+      for (int mode = 0; mode < 2; mode++) {
+        const char *name = mode ? "prwlock-broadcast" : "prwlock-parallel";
+        rm_prwlock_t *l = (rm_prwlock_t *)aligned_alloc(128, 128);
+        rm_prwlock_init_domain(l, NULL, mode ? RM_PRWLOCK_BROADCAST_WAKE : 0);
+        struct wk *w = (struct wk *)calloc((size_t)K, sizeof *w);
+        pthread_t *th = (pthread_t *)calloc((size_t)K, sizeof *th);
+        if (!l || !w || !th) abort();
+        rm_prwlock_write_lock(l);
+        for (int k = 0; k < K; k++) {
+          w[k].l = l;
+          if (pthread_create(&th[k], NULL, wk_reader, &w[k])) abort();
+        }
+        /* Every reader has parked: each announced itself in rmask, and the
+         * spin phase (well under 50 ms) is long over. */
+        for (int k = 0; k < K; k++)
+          while (!__atomic_load_n(&w[k].parked, __ATOMIC_ACQUIRE)) usleep(100);
+        usleep(50000);
+        uint64_t t0 = rm_now_ns();
+        rm_prwlock_write_unlock(l);
+        for (int k = 0; k < K; k++) pthread_join(th[k], NULL);
+        uint64_t *lat = (uint64_t *)calloc((size_t)K, sizeof *lat);
+        double sum = 0;
+        for (int k = 0; k < K; k++) {
+          lat[k] = w[k].t_in > t0 ? w[k].t_in - t0 : 1;
+          sum += (double)lat[k];
+        }
+        qsort(lat, (size_t)K, sizeof *lat, cmp_u64);
+        emit(name, K, par, rep, "wake_us_mean", sum / K / 1000.0, "us");
+        emit(name, K, par, rep, "wake_us_p90", (double)lat[(K * 9) / 10 < K ? (K * 9) / 10 : K - 1] / 1000.0, "us");
+        emit(name, K, par, rep, "wake_us_last", (double)lat[K - 1] / 1000.0, "us");
+        free(lat);
+        free(w);
+        free(th);
+        rm_prwlock_destroy(l);
+        free(l);
+      }
+  }
+}
+
 static const struct {
   const char *name;
   void (*run)(void);
@@ -762,6 +1075,14 @@ static const struct {
     {"test_rwlock", exp_test_rwlock, NULL, 0, "1 writer + T readers: ops/s"},
     {"rwbench", exp_rwbench, NULL, 0, "T threads, write probability P: ops/s"},
     {"hashtable", exp_hashtable, NULL, 0, "hash map, eraser + inserter + T readers: ops/ms"},
+    {"cs_efficiency", exp_cs_efficiency, NULL, 0,
+     "reader / writer lock+unlock latency with N busy readers (param readers=N)"},
+    {"writer_freq", exp_writer_freq, NULL, 0,
+     "1 writer (param delay_us between writes) + T readers: reader and writer ops/s"},
+    {"sleepers", exp_sleepers, NULL, 0,
+     "1 writer + T readers, param sleepy=K of them yield inside sections: ops/s"},
+    {"wakeup", exp_wakeup, NULL, 0,
+     "prwlock: K readers parked behind a writer, parallel vs broadcast wake-up: us"},
 };
 #define NEXP (sizeof experiments / sizeof experiments[0])
 

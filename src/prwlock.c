@@ -59,31 +59,57 @@ static void wake_readers(rm_prwlock_t *l) {
   }
 }
 
-/* Wait until LOCKED is clear.  0, EBUSY (try), ETIMEDOUT. */
-static int wait_writer(rm_prwlock_t *l, int mode, int clk, const struct timespec *abstime) {
+/* Wait until LOCKED is clear.  0, EBUSY (try), ETIMEDOUT.
+ * r: the caller's record when it holds nothing passively, else NULL.  Such a
+ * record keeps reporting while it spins (a writer that bumped the version
+ * after our last report would otherwise need a membarrier to learn that we
+ * are outside), and is "offline" while parked: seen = UINT64_MAX, so no
+ * writer waits for it or issues a membarrier for it.  Coming back online
+ * costs a report and a fence (the paper's domain online), which pairs with
+ * the fence in rm_fcp_begin: a writer that skipped us as offline has its
+ * writer word visible to our next R2. */
+static int wait_writer(rm_prwlock_t *l, struct rm_fcp_reader *r, int mode, int clk,
+                       const struct timespec *abstime) {
+  rm_fcp_domain_t *d = rm_prwlock_domain(l);
   for (unsigned i = 0; i < PRW_SPINS; i++) {
     if (!(rm_atomic_load_acquire(&l->wstate) & RM_PRWLOCK_LOCKED)) return 0;
     if (mode == RM_FCP_TRY) return EBUSY;
+    if (r && (i & 15u) == 0 && rm_atomic_load_relaxed(&d->version) != rm_atomic_load_relaxed(&r->seen))
+      rm_fcp_report(d, r);
     rm_cpu_relax();
   }
   bool bcast = (l->flags & RM_PRWLOCK_BROADCAST_WAKE) != 0;
   unsigned g = bcast ? 0u : rm_current_cpu() % RM_PRWLOCK_WAKE_GROUPS;
+  int e = 0;
+  if (r) rm_atomic_store_release(&r->seen, UINT64_MAX); /* offline */
   for (;;) {
     uint32_t seq = rm_atomic_load_acquire(&l->rseq[g]);
     /* seq_cst RMW then seq_cst load: Dekker with wake_readers(). */
     __atomic_fetch_or(&l->rmask, 1u << g, __ATOMIC_SEQ_CST);
     RM_DEBUG_YIELD();
-    if (!(rm_atomic_load_seq_cst(&l->wstate) & RM_PRWLOCK_LOCKED)) return 0;
-    int e = rm_futex_wait(&l->rseq[g], seq, clk, mode == RM_FCP_TIMED ? abstime : NULL, false);
+    if (!(rm_atomic_load_seq_cst(&l->wstate) & RM_PRWLOCK_LOCKED)) break;
+    e = rm_futex_wait(&l->rseq[g], seq, clk, mode == RM_FCP_TIMED ? abstime : NULL, false);
     if (!bcast && e == 0) rm_futex_wake(&l->rseq[g], INT32_MAX, false); /* my group */
-    if (!(rm_atomic_load_acquire(&l->wstate) & RM_PRWLOCK_LOCKED)) return 0;
-    if (e == ETIMEDOUT || e == EINVAL) return e;
+    if (!(rm_atomic_load_acquire(&l->wstate) & RM_PRWLOCK_LOCKED)) {
+      e = 0;
+      break;
+    }
+    if (e == ETIMEDOUT || e == EINVAL) break;
+    e = 0;
   }
+  if (r) { /* online again */
+    rm_fcp_report(d, r);
+    rm_fence_store_load();
+  }
+  return e;
 }
 
 /* ---- readers ---------------------------------------------------------------- */
 
 static int active_lock(rm_prwlock_t *l, int mode, int clk, const struct timespec *abstime) {
+  /* Our record may wait "offline" only if it holds nothing passively. */
+  struct rm_fcp_reader *r = rm_fcp_self_cached(rm_prwlock_domain(l));
+  if (r && rm_atomic_load_relaxed(&r->passive) != NULL) r = NULL;
   for (;;) {
     /* seq_cst RMW, then seq_cst load of the word: Dekker with the writer's
      * seq_cst CAS of the word and its seq_cst loads of `active`. */
@@ -95,7 +121,7 @@ static int active_lock(rm_prwlock_t *l, int mode, int clk, const struct timespec
     RM_DEBUG_YIELD();
     if (!(rm_atomic_load_seq_cst(&l->wstate) & RM_PRWLOCK_LOCKED)) return 0;
     rm_prwlock_active_unlock(l);
-    int e = wait_writer(l, mode, clk, abstime);
+    int e = wait_writer(l, r, mode, clk, abstime);
     if (e) return e;
   }
 }
@@ -138,7 +164,7 @@ RM_API int rm_prwlock_read_slowpath(rm_prwlock_t *l, struct rm_fcp_reader *r, in
     /* A writer holds or is taking the word: withdraw and report (the writer
      * may be waiting for exactly that), wait, retry. */
     rm_fcp_leave(d, r);
-    int e = wait_writer(l, mode, clk, abstime);
+    int e = wait_writer(l, r, mode, clk, abstime);
     if (e) return e;
     rm_fcp_enter(r, l);
     if (!(rm_atomic_load_acquire(&l->wstate) & RM_PRWLOCK_LOCKED)) return 0; /* (R2) */
