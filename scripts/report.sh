@@ -41,15 +41,18 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DREADMOSTLY_BUILD_BENCH=ON >/dev
 cmake --build build -j"$(nproc)" --target readmostly-bench readmostly-preload >/dev/null
 B=$ROOT/build/bench/readmostly-bench
 mkdir -p "$OUT"
-rm -f "$OUT"/*.csv "$OUT"/*.png "$OUT"/*.dat "$OUT"/REPORT.md "$OUT"/realprogs.md "$OUT"/realprogs-stats.txt
+rm -f "$OUT"/*.csv "$OUT"/*.png "$OUT"/*.dat "$OUT"/*.txt "$OUT"/REPORT.md "$OUT"/realprogs.md
 
 if [ "$QUICK" = 1 ]; then D=0.1; R=1; DL=0.05; else D=0.5; R=3; DL=0.3; fi
 avail=$($B list | sed -n 's/^implementations: //p')
 has() { case " $avail " in *" $1 "*) return 0;; esac; return 1; }
 pick() { local out=() i; for i in "$@"; do has "$i" && out+=("$i"); done; (IFS=,; echo "${out[*]}"); }
-ALL=$(pick ba bravo-ba pft bravo-pft pthread bravo-pthread futex bravo-futex percpu cohort ck-rwlock ck-pflock ck-brlock)
-LAT=$(pick ba bravo-ba pft bravo-pft pthread bravo-pthread futex bravo-futex percpu cohort ck-rwlock ck-pflock ck-brlock urcu-memb)
-RW=$(pick ba bravo-ba pthread bravo-pthread futex bravo-futex percpu cohort)
+ALL=$(pick ba bravo-ba pft bravo-pft pthread bravo-pthread futex bravo-futex percpu cohort prwlock ck-rwlock ck-pflock ck-brlock)
+LAT=$(pick ba bravo-ba pft bravo-pft pthread bravo-pthread futex bravo-futex percpu cohort prwlock ck-rwlock ck-pflock ck-brlock urcu-memb)
+RW=$(pick ba bravo-ba pthread bravo-pthread futex bravo-futex percpu cohort prwlock)
+CSE=$(pick prwlock pthread ck-brlock bravo-ba)
+WF=$(pick prwlock ck-brlock bravo-ba pthread urcu-memb)
+SLP=$(pick prwlock pthread ck-brlock bravo-futex)
 has ck-rwlock || echo "report: Concurrency Kit peers unavailable (libck-dev missing): left out"
 
 run() { # experiment args...
@@ -65,6 +68,13 @@ run interference --threads 2,4 --duration "$D" --reps "$R" --param locks=1,4,16,
 run test_rwlock --impl "$ALL" --threads 1,2,4 --duration "$D" --reps "$R"
 run rwbench --impl "$RW" --threads 1,2,4 --duration "$(awk "BEGIN{print $D*0.8}")" --reps "$R"
 run hashtable --impl "$ALL" --threads 1,2,4 --duration "$D" --reps "$R"
+run cs_efficiency --impl "$CSE" --duration "$D" --reps "$R" --param readers=0,1,2,4
+run writer_freq --impl "$WF" --threads 1,2 --duration "$D" --reps "$R" --param delay_us=1,10,100,1000
+# How prwlock's writers reached consensus (counters on: a separate run).
+READMOSTLY_STATS=1 "$B" writer_freq --impl prwlock --threads 1 --duration "$D" --reps 1 \
+  --param delay_us=10 > "$OUT/writer_freq_stats.txt" 2>&1 || true
+run sleepers --impl "$SLP" --threads 2,4 --duration "$D" --reps "$R" --param sleepy=0,1,2,4
+run wakeup --reps "$R" --param readers=1,2,4,8,16,32
 echo "report: suite took $(( $(date +%s) - t0 )) s"
 # Unmodified programs under the preload library (installs rocksdb-tools and
 # kyotocabinet-utils).  A failing program is reported, not hidden.
@@ -79,7 +89,7 @@ echo "report: real programs took $(( $(date +%s) - t0 )) s"
 
 # All rows in one file, the machine description once.
 { grep '^#' "$OUT/latency.csv"; echo "experiment,impl,threads,param,rep,metric,value,unit";
-  for f in latency readers alternator interference test_rwlock rwbench hashtable; do
+  for f in latency readers alternator interference test_rwlock rwbench hashtable cs_efficiency writer_freq sleepers wakeup; do
     grep -v -e '^#' -e '^experiment,' "$OUT/$f.csv"; done; } > "$OUT/results.csv"
 awk -f scripts/medians.awk "$OUT/results.csv" > "$OUT/medians.csv"
 
@@ -135,6 +145,32 @@ if command -v gnuplot >/dev/null && gnuplot -e "set terminal pngcairo" 2>/dev/nu
   for p in 9/10 1/2 1/10 1/100 1/1000 1/10000; do
     plot_threads rwbench ops_per_sec "P=$p" "RWBench (Fig. 4): write probability $p" "operations/s" "$OUT/rwbench-${p//\//_}.png" "$RW"
   done
+  # FCP experiments: x is the parameter, not threads.
+  plot_param() { # exp metric threads title xlabel ylabel file impls key logx
+    local e=$1 m=$2 t=$3 title=$4 xl=$5 yl=$6 png=$7 impls=$8 key=$9 lx=${10} cmd="" i f
+    for i in ${impls//,/ }; do
+      f="$OUT/$e-$i-$m.dat"
+      awk -F, -v e="$e" -v m="$m" -v t="$t" -v i="$i" -v k="$key" \
+        '$1==e && $5==m && $2==i && (t=="" || $3==t) {v=$4; sub(k"=","",v); print v, $6}' "$M" | sort -n > "$f"
+      [ -s "$f" ] || continue
+      cmd+="${cmd:+, }'$f' using 1:2 with linespoints title '$i'"
+    done
+    [ -n "$cmd" ] || return 0
+    { echo "set terminal pngcairo size 900,600 noenhanced"
+      echo "set output '$png'"
+      echo "set title \"$title\""
+      echo "set xlabel '$xl'"
+      echo "set ylabel '$yl'"
+      echo "set key outside right"
+      echo "set grid"
+      [ "$lx" = 1 ] && echo "set logscale x 10"
+      echo "set logscale y 10"
+      echo "plot $cmd"; } | gnuplot
+  }
+  plot_param writer_freq writer_ops_per_sec 1 "writer_freq (FCP Fig. 21): 1 writer + 1 reader, writes/s" "writer delay (us)" "writes/s" "$OUT/writer_freq-writes.png" "$WF" delay_us 1
+  plot_param writer_freq reader_ops_per_sec 1 "writer_freq (FCP Fig. 21): 1 writer + 1 reader, reads/s" "writer delay (us)" "reads/s" "$OUT/writer_freq-reads.png" "$WF" delay_us 1
+  plot_param sleepers reader_ops_per_sec 4 "sleepers (FCP Fig. 20): 4 readers, K yield inside sections, + 1 writer" "sleepy readers K" "reads/s" "$OUT/sleepers.png" "$SLP" sleepy 0
+  plot_param wakeup wake_us_last "" "wakeup (FCP Fig. 19): K parked readers, until the last runs" "readers K" "us" "$OUT/wakeup.png" "prwlock-parallel,prwlock-broadcast" readers 0
   for t in 2 4; do
     awk -F, -v t=$t '$1=="interference" && $5=="ratio" && $3==t {sub("locks=","",$4); print $4, $6}' "$M" | sort -n > "$OUT/interference-$t.dat"
   done
@@ -223,6 +259,12 @@ for p in 9/10 1/2; do for x in ba pthread futex; do
   check "rwbench T=2 P=$p: bravo-$x / $x" "$(ratio "$(med rwbench bravo-$x 2 "P=$p" ops_per_sec)" "$(med rwbench $x 2 "P=$p" ops_per_sec)")" ">=" 0.9
 done; done
 check "rwbench T=2 P=1/10000: bravo-ba / ba" "$(ratio "$(med rwbench bravo-ba 2 'P=1/10000' ops_per_sec)" "$(med rwbench ba 2 'P=1/10000' ops_per_sec)")" ">=" 1.5
+check "latency: prwlock read pair (ns)" "$(med latency prwlock 1 '' ns_per_read_pair)" "<=" 2
+check "latency: prwlock / pthread read pair" "$(ratio "$(med latency prwlock 1 '' ns_per_read_pair)" "$(med latency pthread 1 '' ns_per_read_pair)")" "<=" 0.3
+check "readers T=2: prwlock / ck-brlock" "$(ratio "$(med readers prwlock 2 '' ops_per_sec)" "$(med readers ck-brlock 2 '' ops_per_sec)")" ">=" 2
+check "cs_efficiency: prwlock writer, 0 readers (ns)" "$(med cs_efficiency prwlock 0 readers=0 writer_ns)" "<=" 5000
+check "writer_freq 1 reader, 10 us: prwlock writes/s" "$(med writer_freq prwlock 1 delay_us=10 writer_ops_per_sec)" ">=" 90000
+check "writer_freq 1 reader, 10 us: prwlock / ck-brlock reads" "$(ratio "$(med writer_freq prwlock 1 delay_us=10 reader_ops_per_sec)" "$(med writer_freq ck-brlock 1 delay_us=10 reader_ops_per_sec)")" ">=" 1
 worst=$(awk -F, '$1=="interference" && $5=="ratio" {if (w=="" || $6<w) w=$6} END{print (w==""?"n/a":w)}' "$M")
 check "interference: worst median ratio over N and T" "$worst" ">=" 0.85
 echo
@@ -294,6 +336,50 @@ echo
 bravo_ratios hashtable ops_per_ms "" 2
 echo
 img hashtable.png hashtable
+echo "## prwlock: critical-section efficiency (FCP Table 3; ns per lock+unlock pair)"
+echo
+echo "A reader among N readers, a writer with N busy readers (median of $R)."
+echo
+echo "| impl | reader N=1 | reader N=2 | reader N=4 | writer N=0 | writer N=1 | writer N=2 | writer N=4 |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+for i in ${CSE//,/ }; do
+  echo "| $i | $(med cs_efficiency "$i" 1 readers=1 reader_ns) | $(med cs_efficiency "$i" 2 readers=2 reader_ns) | $(med cs_efficiency "$i" 4 readers=4 reader_ns) | $(med cs_efficiency "$i" 0 readers=0 writer_ns) | $(med cs_efficiency "$i" 1 readers=1 writer_ns) | $(med cs_efficiency "$i" 2 readers=2 writer_ns) | $(med cs_efficiency "$i" 4 readers=4 writer_ns) |"
+done
+echo
+echo "## prwlock: writer frequency (FCP Fig. 21; 1 writer + T readers)"
+echo
+echo "| impl | T | delay us | writes/s | reads/s |"
+echo "| --- | ---: | ---: | ---: | ---: |"
+for t in 1 2; do for dl in 1 10 100 1000; do for i in ${WF//,/ }; do
+  echo "| $i | $t | $dl | $(med writer_freq "$i" $t delay_us=$dl writer_ops_per_sec) | $(med writer_freq "$i" $t delay_us=$dl reader_ops_per_sec) |"
+done; done; done
+echo
+st() { awk -F, -v m="$1" '$6==m {printf "%.0f", $7; exit}' "$OUT/writer_freq_stats.txt" 2>/dev/null; }
+echo "prwlock's consensus at T=1, delay 10 us (a separate run with READMOSTLY_STATS=1): $(st consensus_fast_per_sec) rounds/s settled by reports alone, $(st consensus_membarrier_per_sec)/s needed a membarrier, $(st writer_parks_per_sec)/s parked on a reader."
+echo "urcu-memb waits one grace period per update (batch size 1, as in the paper)."
+echo
+img writer_freq-writes.png "writer_freq writes"
+img writer_freq-reads.png "writer_freq reads"
+echo "## prwlock: sleeping readers (FCP Fig. 20; 1 writer every 100 us + T readers, K of them yield inside every section)"
+echo
+echo "| impl | T | K=0 | K=1 | K=2 | K=4 |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: |"
+for t in 2 4; do for i in ${SLP//,/ }; do
+  echo "| $i | $t | $(med sleepers "$i" $t sleepy=0 reader_ops_per_sec) | $(med sleepers "$i" $t sleepy=1 reader_ops_per_sec) | $(med sleepers "$i" $t sleepy=2 reader_ops_per_sec) | $(med sleepers "$i" $t sleepy=4 reader_ops_per_sec) |"
+done; done
+echo
+img sleepers.png sleepers
+echo "## prwlock: waking parked readers (FCP Fig. 19; us from the writer's unlock)"
+echo
+echo "| readers K | parallel: mean | parallel: last | broadcast: mean | broadcast: last |"
+echo "| ---: | ---: | ---: | ---: | ---: |"
+for k in 1 2 4 8 16 32; do
+  echo "| $k | $(med wakeup prwlock-parallel $k readers=$k wake_us_mean) | $(med wakeup prwlock-parallel $k readers=$k wake_us_last) | $(med wakeup prwlock-broadcast $k readers=$k wake_us_mean) | $(med wakeup prwlock-broadcast $k readers=$k wake_us_last) |"
+done
+echo
+echo "On 2 CPUs there are at most 2 wake groups (one per CPU), so parallel wake-up has little to spread."
+echo
+img wakeup.png wakeup
 [ -f "$OUT/realprogs.md" ] && { cat "$OUT/realprogs.md"; echo; }
 echo "## Reproduce"
 echo

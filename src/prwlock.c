@@ -48,7 +48,9 @@ RM_API int rm_prwlock_destroy(rm_prwlock_t *l) {
  * its group bit after our xchg reads the word after our clear (both RMWs
  * and its load are in the single total order), so it does not sleep. */
 static void wake_readers(rm_prwlock_t *l) {
-  if (!rm_atomic_load_relaxed(&l->rmask)) return;
+  /* seq_cst, not relaxed: on arm64 a relaxed load could be satisfied before
+   * the store half of our clearing RMW, and miss a reader's bit. */
+  if (!rm_atomic_load_seq_cst(&l->rmask)) return;
   uint32_t m = rm_atomic_xchg_seq_cst(&l->rmask, 0u);
   bool bcast = (l->flags & RM_PRWLOCK_BROADCAST_WAKE) != 0;
   for (unsigned g = 0; m; g++, m >>= 1) {

@@ -23,6 +23,8 @@
  *                               CLOCK_MONOTONIC or CLOCK_REALTIME) passed;
  *                               EINVAL for another clock or tv_nsec outside
  *                               [0, 1e9).
+ *   prwlock's write lock also returns EDEADLK when the caller holds the lock
+ *   passively (it knows; the other locks would wait or time out).
  *
  *   Locks whose read side must remember where it went (BRAVO: the table slot;
  *   Per-CPU and Cohort-RW: the sub-lock or node) hand the caller a token at
