@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include <readmostly/bravo.h>
+#include <readmostly/fcp.h>
 #include <readmostly/futexrw.h>
 
 #define PL_EXPORT __attribute__((visibility("default")))
@@ -69,7 +70,7 @@ PL_EXPORT const int readmostly_preload_active = 1;
 
 /* ---- implementation choice ------------------------------------------------- */
 
-enum { PL_BRAVO = 1, PL_PASSTHROUGH = 2 };
+enum { PL_BRAVO = 1, PL_PASSTHROUGH = 2, PL_PRWLOCK = 3 };
 static int pl_mode_v; /* 0: not read yet */
 
 struct pl_real {
@@ -113,9 +114,21 @@ static RM_NOINLINE int pl_mode_init(void) {
   int m = PL_BRAVO;
   if (v && *v) {
     if (strcmp(v, "passthrough") == 0) m = PL_PASSTHROUGH;
+    else if (strcmp(v, "prwlock") == 0) m = PL_PRWLOCK;
     else if (strcmp(v, "bravo") != 0)
-      /* A later implementation (prwlock) is selected here. */
       fprintf(stderr, "readmostly-preload: unknown READMOSTLY_RWLOCK=%s, using bravo\n", v);
+  }
+  /* Before any record exists: a thread that exits holding a read lock keeps
+   * it, as with glibc. */
+  if (m == PL_PRWLOCK) {
+    rm_fcp_domain_keep_exit_holds(rm_fcp_default_domain(), true);
+    /* Programs keep threads that hold a record but rarely report (idle
+     * pools, threads busy elsewhere); when writers need a membarrier more
+     * often than this, readers start fencing instead (docs/preload.md). */
+    unsigned rate = 1000;
+    const char *f = getenv("READMOSTLY_PRWLOCK_FENCE_AT");
+    if (f && *f) rate = (unsigned)strtoul(f, NULL, 10);
+    rm_fcp_auto_fence(rate);
   }
   if (m == PL_PASSTHROUGH) {
     pl_resolve_real();
@@ -132,6 +145,7 @@ RM_INLINE int pl_mode(void) {
   return RM_LIKELY(m) ? m : pl_mode_init();
 }
 #define PASSTHROUGH() RM_UNLIKELY(pl_mode() == PL_PASSTHROUGH)
+#define PRW() RM_UNLIKELY(pl_mode() == PL_PRWLOCK)
 
 /* ---- per-thread state --------------------------------------------------------- */
 
@@ -275,6 +289,36 @@ static void pl_stats_print(void) {
   for (size_t i = 0; i < n; i++)
     for (int k = 0; k < PS_N; k++) tot[k] += copy[i].v[k];
   qsort(copy, n, sizeof *copy, pl_stat_cmp);
+  if (pl_mode() == PL_PRWLOCK) {
+    /* reads_fast: passive holds; reads_slow: futexrw holds (a writer was
+     * there, or the thread's record held another lock). */
+    rm_fcp_domain_t *d = rm_fcp_default_domain();
+    fprintf(stderr,
+            "readmostly-preload: impl=prwlock pid=%d locks=%zu reads_fast=%llu reads_slow=%llu "
+            "writes=%llu consensus_fast=%llu consensus_membarrier=%llu consensus_fenced=%llu "
+            "writer_parks=%llu mode=%s\n",
+            (int)getpid(), nlocks, (unsigned long long)tot[PS_FAST],
+            (unsigned long long)(tot[PS_COLLISION] + tot[PS_RACED]),
+            (unsigned long long)tot[PS_WRITE],
+            (unsigned long long)rm_atomic_load_relaxed(&d->consensus_fast),
+            (unsigned long long)rm_atomic_load_relaxed(&d->consensus_membarrier),
+            (unsigned long long)rm_atomic_load_relaxed(&d->consensus_fenced),
+            (unsigned long long)rm_atomic_load_relaxed(&d->writer_parks),
+            rm_fcp_membarrier_mode() ? "membarrier"
+            : (rm_atomic_load_relaxed(&rm_fcp_mode) & RM_FCP_SWITCHED) ? "fence(switched)"
+                                                                       : "fence");
+    for (size_t i = 0; i < n && i < 10; i++) {
+      const struct pl_stat *e = &copy[i];
+      fprintf(stderr,
+              "readmostly-preload: lock=%#lx reads_fast=%llu slow_record_busy=%llu "
+              "slow_writer=%llu writes=%llu\n",
+              (unsigned long)e->lock, (unsigned long long)e->v[PS_FAST],
+              (unsigned long long)e->v[PS_COLLISION], (unsigned long long)e->v[PS_RACED],
+              (unsigned long long)e->v[PS_WRITE]);
+    }
+    free(copy);
+    return;
+  }
   fprintf(stderr,
           "readmostly-preload: impl=bravo pid=%d locks=%zu reads_fast=%llu reads_slow=%llu "
           "writes=%llu revocations=%llu revoke_us=%llu\n",
@@ -495,6 +539,161 @@ static int pl_unlock(struct pl_lock *l) {
   return EPERM;
 }
 
+/* ---- READMOSTLY_RWLOCK=prwlock: passive readers on the FCP consensus ---------- *
+ *
+ * The same 56 bytes, the same futexrw, but readers hold the lock passively
+ * in their record of the (preload's own) default FCP domain instead of in
+ * BRAVO's table: R1 publishes the lock in the record, R2 reads futexrw's
+ * state word; if a writer holds it (or, for the nonrecursive writer-
+ * preference kind, waits) the reader backs out and takes futexrw like any
+ * other reader.  A writer takes futexrw's write lock (so writers, active
+ * readers and the kinds' preferences are futexrw's), then reaches consensus
+ * on the passive readers of this lock: rm_fcp_begin() / rm_fcp_wait().  The
+ * futexrw CAS that sets WRITER is the writer word of docs/fcp.md; the
+ * version bump that follows it is a release and a full fence.
+ *
+ * Records used this way keep their hold when their thread exits (glibc
+ * keeps the count), another thread's unlock releases a passive hold with
+ * rm_fcp_release_foreign(), and recursion counts go through
+ * rm_fcp_nest_add/drop, which cooperate with it.  bytes 0-15 stay zero. */
+
+#define PW_DOMAIN rm_fcp_default_domain()
+
+static int pw_futex_read(struct pl_lock *l, int mode, clockid_t clk, const struct timespec *abs) {
+  return mode == 1 ? rm_futexrw_read_trylock(&l->fx)
+       : mode == 2 ? rm_futexrw_read_timedlock(&l->fx, (int)clk, abs)
+                   : rm_futexrw_read_lock(&l->fx);
+}
+
+/* While a thread blocks in futexrw, its record (holding nothing passively)
+ * is "offline": seen = UINT64_MAX, so writers neither wait for it nor issue
+ * a membarrier because of it.  Coming back costs a report and a fence, which
+ * pairs with the fence in rm_fcp_begin(): a writer that skipped the record
+ * as offline has its writer word visible to our next R2 (as prwlock's
+ * wait_writer does, see src/prwlock.c). */
+RM_INLINE struct rm_fcp_reader *pw_offline(struct rm_fcp_reader *r, int mode) {
+  if (!r || mode == 1 || rm_atomic_load_relaxed(&r->passive) != NULL) return NULL;
+  rm_atomic_store_release(&r->seen, UINT64_MAX);
+  return r;
+}
+RM_INLINE void pw_online(struct rm_fcp_reader *r) {
+  if (!r) return;
+  rm_fcp_report(PW_DOMAIN, r);
+  rm_fence_store_load();
+}
+
+static int pw_rdlock(struct pl_lock *l, int mode, clockid_t clk, const struct timespec *abs) {
+  uint32_t me = pl_owner_id(l);
+  if (RM_UNLIKELY(rm_atomic_load_relaxed(&l->fx.owner) == me)) return EDEADLK;
+  if (mode == 2) {
+    int e = pl_check_timeout(clk, abs);
+    if (e) return e;
+  }
+  if (RM_UNLIKELY(l->fx.pshared)) return pw_futex_read(l, mode, clk, abs);
+  rm_fcp_domain_t *d = PW_DOMAIN;
+  struct rm_fcp_reader *r = rm_fcp_self(d);
+  int why = PS_COLLISION; /* record missing or busy with another lock */
+  while (RM_LIKELY(r != NULL)) {
+    const void *p = rm_atomic_load_relaxed(&r->passive);
+    if (RM_LIKELY(p == NULL)) {
+      rm_fcp_enter(r, l); /* (R1) */
+      /* (R2) acquire: the section sees the last writer's stores (futexrw's
+       * write unlock is a release of this word). */
+      uint64_t st = rm_atomic_load_acquire(&l->fx.state);
+      if (RM_LIKELY(rm_futexrw_reader_may_enter(&l->fx, st))) {
+        if (PL_STATS_ON()) pl_count(l, PS_FAST, 1);
+        return 0;
+      }
+      rm_fcp_leave(d, r); /* a writer: back out (and wake it if it parked) */
+      why = PS_RACED;
+      break;
+    }
+    if (p != l) break;
+    /* Recursive: count it; never blocks, even while a writer waits for us. */
+    if (rm_fcp_nest_add(r, l)) return 0;
+    /* Another thread released our hold meanwhile (take a new one), or the
+     * count is full (take futexrw). */
+    if (rm_atomic_load_relaxed(&r->passive) == l) break;
+  }
+  struct rm_fcp_reader *off = pw_offline(r, mode);
+  int e = pw_futex_read(l, mode, clk, abs);
+  pw_online(off);
+  if (e == 0 && PL_STATS_ON()) pl_count(l, why, 1);
+  return e;
+}
+
+static int pw_wrlock(struct pl_lock *l, int mode, clockid_t clk, const struct timespec *abs) {
+  uint32_t me = pl_owner_id(l);
+  if (RM_UNLIKELY(rm_atomic_load_relaxed(&l->fx.owner) == me)) return EDEADLK;
+  if (mode == 2) {
+    int e = pl_check_timeout(clk, abs);
+    if (e) return e;
+  }
+  rm_fcp_domain_t *d = PW_DOMAIN;
+  struct rm_fcp_reader *r = NULL;
+  if (!l->fx.pshared) {
+    /* We hold it passively: we would wait for ourselves (glibc hangs). */
+    r = rm_fcp_self_cached(d);
+    if (r && rm_atomic_load_relaxed(&r->passive) == l) return mode == 1 ? EBUSY : EDEADLK;
+  }
+  struct rm_fcp_reader *off = pw_offline(r, mode);
+  int e = mode == 1 ? rm_futexrw_write_trylock(&l->fx)
+        : mode == 2 ? rm_futexrw_write_timedlock(&l->fx, (int)clk, abs)
+                    : rm_futexrw_write_lock(&l->fx);
+  pw_online(off);
+  if (e) return e;
+  if (!l->fx.pshared) {
+    uint64_t v = rm_fcp_begin(d);
+    e = rm_fcp_wait(d, v, l, r, mode == 1 ? RM_FCP_TRY : mode == 2 ? RM_FCP_TIMED : RM_FCP_WAIT,
+                    (int)clk, abs);
+    if (e) {
+      rm_futexrw_write_unlock(&l->fx);
+      return e;
+    }
+    if (PL_STATS_ON()) pl_count(l, PS_WRITE, 1);
+  }
+  rm_atomic_store_relaxed(&l->fx.owner, me); /* as in pl_wrlock */
+  return 0;
+}
+
+static int pw_unlock(struct pl_lock *l) {
+  uint32_t me = pl_owner_id(l);
+  uint64_t s = rm_atomic_load_relaxed(&l->fx.state);
+  if ((s & RM_FUTEXRW_WRITER) && rm_atomic_load_relaxed(&l->fx.owner) == me) {
+    rm_atomic_store_relaxed(&l->fx.owner, 0u);
+    return rm_futexrw_write_unlock(&l->fx);
+  }
+  rm_fcp_domain_t *d = PW_DOMAIN;
+  struct rm_fcp_reader *r = NULL;
+  if (!l->fx.pshared) {
+    r = rm_fcp_self_cached(d);
+    if (r && rm_atomic_load_relaxed(&r->passive) == l) {
+      /* nest is 0 unless we recursed or a foreign release is under way. */
+      if (RM_LIKELY(rm_atomic_load_relaxed(&r->nest) == 0) || !rm_fcp_nest_drop(r, l)) {
+        if (rm_atomic_load_relaxed(&r->passive) == l) {
+          rm_fcp_leave(d, r);
+          return 0;
+        }
+        /* released by another thread meanwhile: release some other hold */
+      } else {
+        return 0;
+      }
+    }
+  }
+  /* A hold taken through futexrw (ours or another thread's), else another
+   * thread's passive hold (glibc lets any thread release a read hold). */
+  if (pl_release_slow(l)) return 0;
+  if (!l->fx.pshared && rm_fcp_release_foreign(d, l, r)) return 0;
+  return EPERM;
+}
+
+static int pw_destroy(struct pl_lock *l) {
+  if (rm_atomic_load_relaxed(&l->fx.state) & (RM_FUTEXRW_WRITER | RM_FUTEXRW_READERS_MAX))
+    return EBUSY;
+  if (!l->fx.pshared && rm_fcp_held(PW_DOMAIN, l)) return EBUSY;
+  return 0;
+}
+
 /* ---- the interposed functions ------------------------------------------------ */
 
 PL_EXPORT int pthread_rwlock_init(pthread_rwlock_t *rw, const pthread_rwlockattr_t *attr) {
@@ -512,6 +711,7 @@ PL_EXPORT int pthread_rwlock_init(pthread_rwlock_t *rw, const pthread_rwlockattr
 PL_EXPORT int pthread_rwlock_destroy(pthread_rwlock_t *rw) {
   if (PASSTHROUGH()) return real.destroy(rw);
   struct pl_lock *l = PL(rw);
+  if (PRW()) return pw_destroy(l);
   if (rm_atomic_load_relaxed(&l->fx.state) & (RM_FUTEXRW_WRITER | RM_FUTEXRW_READERS_MAX))
     return EBUSY;
   uintptr_t *slots = rm_atomic_load_acquire(&rm_bravo_table.slots);
@@ -523,50 +723,59 @@ PL_EXPORT int pthread_rwlock_destroy(pthread_rwlock_t *rw) {
 
 PL_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *rw) {
   if (PASSTHROUGH()) return real.rdlock(rw);
+  if (PRW()) return pw_rdlock(PL(rw), 0, CLOCK_REALTIME, NULL);
   return pl_rdlock(PL(rw), 0, CLOCK_REALTIME, NULL);
 }
 
 PL_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *rw) {
   if (PASSTHROUGH()) return real.tryrdlock(rw);
-  int e = pl_rdlock(PL(rw), 1, CLOCK_REALTIME, NULL);
+  int e = PRW() ? pw_rdlock(PL(rw), 1, CLOCK_REALTIME, NULL)
+              : pl_rdlock(PL(rw), 1, CLOCK_REALTIME, NULL);
   return e == EDEADLK ? EBUSY : e; /* glibc: a try-lock never reports EDEADLK */
 }
 
 PL_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *rw, const struct timespec *abs) {
   if (PASSTHROUGH()) return real.timedrdlock(rw, abs);
+  if (PRW()) return pw_rdlock(PL(rw), 2, CLOCK_REALTIME, abs);
   return pl_rdlock(PL(rw), 2, CLOCK_REALTIME, abs);
 }
 
 PL_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *rw, clockid_t clk,
                                          const struct timespec *abs) {
   if (PASSTHROUGH()) return real.clockrdlock(rw, clk, abs);
+  if (PRW()) return pw_rdlock(PL(rw), 2, clk, abs);
   return pl_rdlock(PL(rw), 2, clk, abs);
 }
 
 PL_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *rw) {
   if (PASSTHROUGH()) return real.wrlock(rw);
+  if (PRW()) return pw_wrlock(PL(rw), 0, CLOCK_REALTIME, NULL);
   return pl_wrlock(PL(rw), 0, CLOCK_REALTIME, NULL);
 }
 
 PL_EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *rw) {
   if (PASSTHROUGH()) return real.trywrlock(rw);
-  int e = pl_wrlock(PL(rw), 1, CLOCK_REALTIME, NULL);
+  int e = PRW() ? pw_wrlock(PL(rw), 1, CLOCK_REALTIME, NULL)
+              : pl_wrlock(PL(rw), 1, CLOCK_REALTIME, NULL);
   return e == EDEADLK ? EBUSY : e;
 }
 
 PL_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *rw, const struct timespec *abs) {
   if (PASSTHROUGH()) return real.timedwrlock(rw, abs);
+  if (PRW()) return pw_wrlock(PL(rw), 2, CLOCK_REALTIME, abs);
   return pl_wrlock(PL(rw), 2, CLOCK_REALTIME, abs);
 }
 
 PL_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *rw, clockid_t clk,
                                          const struct timespec *abs) {
   if (PASSTHROUGH()) return real.clockwrlock(rw, clk, abs);
+  if (PRW()) return pw_wrlock(PL(rw), 2, clk, abs);
   return pl_wrlock(PL(rw), 2, clk, abs);
 }
 
 PL_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *rw) {
   if (PASSTHROUGH()) return real.unlock(rw);
+  if (PRW()) return pw_unlock(PL(rw));
   return pl_unlock(PL(rw));
 }
 

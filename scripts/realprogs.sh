@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Real programs, stock glibc against libreadmostly-preload.so: RocksDB's
 # db_bench and Kyoto Cabinet's kccachetest, unmodified, at 1, 2 and 4
-# threads, the two variants alternating, median of REPS runs.  Writes into
-# OUT (default results/latest):
+# threads, three variants rotating (stock; preload = the interposer's default,
+# BRAVO; prwlock = READMOSTLY_RWLOCK=prwlock), median of REPS runs.  Writes
+# into OUT (default results/latest):
 #   realprogs.csv        every run: program,benchmark,threads,variant,rep,metric,value
-#   realprogs-stats.txt  READMOSTLY_STATS=1 output of one preload run of each
+#   realprogs-stats.txt  READMOSTLY_STATS=1 output of one run of each interposer variant
 #   realprogs.md         the table with ratios and the checks
 # Installs rocksdb-tools and kyotocabinet-utils from Debian when missing; a
 # program that cannot be installed is skipped with a message.  Every run must
@@ -54,8 +55,12 @@ fail() { echo "realprogs: FAILED: $*" >&2; echo "--- output:" >&2; tail -20 "$TM
 # run_env VARIANT STATSFLAG cmd...: run with or without the interposer.
 run_env() {
   local v=$1 st=$2; shift 2
-  if [ "$v" = preload ]; then
-    env LD_PRELOAD="$PRELOAD" READMOSTLY_STATS="$st" "$@" > "$TMP/out" 2>&1 || fail "$* (exit $?)"
+  if [ "$v" != stock ]; then
+    # preload: the default (BRAVO); prwlock: READMOSTLY_RWLOCK=prwlock.
+    local impl=bravo
+    [ "$v" = prwlock ] && impl=prwlock
+    env LD_PRELOAD="$PRELOAD" READMOSTLY_RWLOCK="$impl" READMOSTLY_STATS="$st" "$@" > "$TMP/out" 2>&1 ||
+      fail "$* (exit $?)"
     # The interposer must really be there: with stats on it reports itself.
     if [ "$st" = 1 ] && ! grep -q '^readmostly-preload: impl=' "$TMP/out"; then
       fail "no statistics line: the interposer was not active"
@@ -84,7 +89,7 @@ dbbench() { # variant threads rep statsflag
     fail "db_bench did not find every key: ${found:-no count}"
   echo "db_bench,fillseq,$t,$v,$r,ops_per_sec,$fs" >> "$CSV"
   echo "db_bench,readwhilewriting,$t,$v,$r,ops_per_sec,$rw" >> "$CSV"
-  if [ "$st" = 1 ]; then { echo "## db_bench T=$t"; grep '^readmostly-preload:' "$TMP/out"; echo; } >> "$STATS"; fi
+  if [ "$st" = 1 ]; then { echo "## db_bench T=$t $v"; grep '^readmostly-preload:' "$TMP/out"; echo; } >> "$STATS"; fi
 }
 
 # kccachetest: records per second over the whole test (T threads each
@@ -102,13 +107,17 @@ kctest() { # mode rnum variant threads rep statsflag
   secs=$(awk '/^time: [0-9.]+$/ {s += $2; n++} END{ if (n) printf "%.6f", s }' "$TMP/out")
   [ -n "$secs" ] && awk -v s="$secs" 'BEGIN{exit !(s > 0)}' || secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.6f", b-a}')
   echo "kccachetest,$m,$t,$v,$r,records_per_sec,$(awk -v s="$secs" -v n="$n" -v t="$t" 'BEGIN{printf "%.0f", n*t/s}')" >> "$CSV"
-  if [ "$st" = 1 ]; then { echo "## kccachetest $m T=$t"; grep '^readmostly-preload:' "$TMP/out"; echo; } >> "$STATS"; fi
+  if [ "$st" = 1 ]; then { echo "## kccachetest $m T=$t $v"; grep '^readmostly-preload:' "$TMP/out"; echo; } >> "$STATS"; fi
 }
 
 for t in $THREADS; do
   for r in $(seq 1 "$REPS"); do
-    # Alternate which variant goes first, so drift does not favour one.
-    if [ $((r % 2)) = 1 ]; then order="stock preload"; else order="preload stock"; fi
+    # Rotate which variant goes first, so drift does not favour one.
+    case $((r % 3)) in
+      1) order="stock preload prwlock" ;;
+      2) order="preload prwlock stock" ;;
+      *) order="prwlock stock preload" ;;
+    esac
     for v in $order; do
       echo "realprogs: T=$t rep $r $v"
       [ $have_db = 1 ] && dbbench "$v" "$t" "$r" 0
@@ -118,9 +127,11 @@ for t in $THREADS; do
   done
 done
 # One run of each with statistics (not part of the medians).
-[ $have_db = 1 ] && dbbench preload 2 stats 1
-[ $have_kc = 1 ] && kctest order "$KCN" preload 2 stats 1
-[ $have_kc = 1 ] && kctest wicked "$KCW" preload 2 stats 1
+for v in preload prwlock; do
+  [ $have_db = 1 ] && dbbench $v 2 stats 1
+  [ $have_kc = 1 ] && kctest order "$KCN" $v 2 stats 1
+  [ $have_kc = 1 ] && kctest wicked "$KCW" $v 2 stats 1
+done
 grep -v ',stats,' "$CSV" > "$TMP/csv" && mv "$TMP/csv" "$CSV"
 
 # ---- the table -----------------------------------------------------------
@@ -139,20 +150,23 @@ check() { # label value op target
   echo
   echo "Unmodified Debian binaries: \`db_bench\` (rocksdb-tools $(dpkg-query -W -f='${Version}' rocksdb-tools 2>/dev/null || echo '?'))"
   echo "and \`kccachetest\` (kyotocabinet-utils $(dpkg-query -W -f='${Version}' kyotocabinet-utils 2>/dev/null || echo '?'))."
-  echo "Median of $REPS runs per cell, stock and preload alternating. Every run succeeded"
+  echo "Median of $REPS runs per cell, the three variants rotating. Every run succeeded"
   echo "(db_bench found every key it read; kccachetest exited 0, printed ok and no error)."
   echo "db_bench: \`--benchmarks=fillseq,readwhilewriting --num=$DBN --duration=$DUR --memtablerep=skip_list"
   echo "--inplace_update_support=1 --allow_concurrent_memtable_write=0 --inplace_update_num_locks=1\`"
   echo "(operations/s); kccachetest: \`order -th T $KCN\`, \`wicked -th T $KCW\` (records/s: T×rnum over the sum of the phase times the program prints)."
   echo
-  echo "| program | benchmark | T | stock | preload | preload / stock |"
-  echo "| --- | --- | ---: | ---: | ---: | ---: |"
+  echo '`preload` is libreadmostly-preload.so with its default lock (BRAVO over futexrw); `prwlock` the same'
+  echo 'library with `READMOSTLY_RWLOCK=prwlock` (passive readers on the FCP consensus, docs/preload.md).'
+  echo
+  echo "| program | benchmark | T | stock | preload | prwlock | preload / stock | prwlock / stock |"
+  echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
   for pb in db_bench,fillseq db_bench,readwhilewriting kccachetest,order kccachetest,wicked; do
     p=${pb%,*}; b=${pb#*,}
     for t in $THREADS; do
-      s=$(med "$p" "$b" "$t" stock); q=$(med "$p" "$b" "$t" preload)
-      [ -n "$s$q" ] || continue
-      echo "| $p | $b | $t | $s | $q | $(ratio "$q" "$s") |"
+      s=$(med "$p" "$b" "$t" stock); q=$(med "$p" "$b" "$t" preload); w=$(med "$p" "$b" "$t" prwlock)
+      [ -n "$s$q$w" ] || continue
+      echo "| $p | $b | $t | $s | $q | $w | $(ratio "$q" "$s") | $(ratio "$w" "$s") |"
     done
   done
   echo
@@ -166,7 +180,7 @@ check() { # label value op target
   q=$(med kccachetest order 2 preload); s=$(med kccachetest order 2 stock)
   [ -n "$q$s" ] && check "kccachetest order T=2: preload / stock" "$(ratio "$q" "$s")" ">" 1.00
   echo
-  echo "READMOSTLY_STATS=1 output of one preload run of each (T=2):"
+  echo "READMOSTLY_STATS=1 output of one run of each, both interposer variants (T=2):"
   echo
   echo '```'
   cat "$STATS"

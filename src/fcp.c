@@ -34,7 +34,64 @@ static __thread uint32_t tls_cache_next;
 
 RM_API rm_fcp_domain_t *rm_fcp_default_domain(void) { return &rm_fcp_default; }
 
-RM_API bool rm_fcp_membarrier_mode(void) { return rm_membarrier_available(); }
+/* ---- membarrier mode or fence mode --------------------------------------- */
+
+RM_API uint32_t rm_fcp_mode;
+static uint32_t auto_fence_rate; /* membarriers per second; 0: never switch */
+static uint32_t auto_count;
+static uint64_t auto_since;
+
+/* Writers may trust a fence alone (readers all fence). */
+RM_INLINE bool writers_fence_only(void) {
+  return !rm_membarrier_available() ||
+         (rm_atomic_load_acquire(&rm_fcp_mode) & RM_FCP_WRITERS_FENCE) != 0;
+}
+
+RM_API bool rm_fcp_membarrier_mode(void) {
+  return rm_membarrier_available() && !(rm_atomic_load_acquire(&rm_fcp_mode) & RM_FCP_SWITCHED);
+}
+
+/* Readers drop their fence once membarrier is registered (first record
+ * claim).  Writers decide by RM_FCP_WRITERS_FENCE alone, which is clear
+ * here, so they issue membarriers: safe whichever value a reader saw. */
+static void mode_init(void) {
+  if (!rm_membarrier_available()) return;
+  uint32_t m = rm_atomic_load_relaxed(&rm_fcp_mode);
+  while (!(m & (RM_FCP_NOFENCE | RM_FCP_SWITCHED)) &&
+         !rm_atomic_cas_acq_rel(&rm_fcp_mode, &m, m | RM_FCP_NOFENCE)) {
+  }
+}
+
+/* One way.  (1) readers start fencing; (2) one membarrier: every reader
+ * that still read NOFENCE did so before its barrier, and its R1 came before
+ * that load, so R1 is visible once the membarrier returns; readers whose
+ * load follows their barrier see the switch and fence; (3) from then on a
+ * writer's fence pairs with every reader's (Dekker) and membarriers are not
+ * needed.  Release on (3): a writer that sees it (acquire) follows (2). */
+RM_API void rm_fcp_switch_to_fence(void) {
+  uint32_t m = rm_atomic_load_relaxed(&rm_fcp_mode);
+  do {
+    if (m & RM_FCP_SWITCHED) return; /* someone else does it (or did) */
+  } while (!rm_atomic_cas_acq_rel(&rm_fcp_mode, &m, (m | RM_FCP_SWITCHED) & ~RM_FCP_NOFENCE));
+  if (rm_membarrier_available()) rm_membarrier();
+  rm_atomic_fetch_or_acq_rel(&rm_fcp_mode, RM_FCP_WRITERS_FENCE);
+}
+
+RM_API void rm_fcp_auto_fence(unsigned per_sec) {
+  rm_atomic_store_relaxed(&auto_fence_rate, (uint32_t)per_sec);
+}
+
+/* Called for every membarrier a consensus issues: every 64th looks at the
+ * clock and switches if those 64 took less than 64/rate seconds.  Counters
+ * are approximate (relaxed, racy): a heuristic, not an invariant. */
+static void auto_fence_note(void) {
+  uint32_t rate = rm_atomic_load_relaxed(&auto_fence_rate);
+  if (!rate) return;
+  if ((rm_atomic_fetch_add_relaxed(&auto_count, 1u) + 1u) % 64u != 0) return;
+  uint64_t now = rm_now_ns(), since = rm_atomic_load_relaxed(&auto_since);
+  rm_atomic_store_relaxed(&auto_since, now);
+  if (since != 0 && now - since < (uint64_t)64 * 1000000000ull / rate) rm_fcp_switch_to_fence();
+}
 
 /* ---- records -------------------------------------------------------------- */
 
@@ -51,6 +108,20 @@ static void record_release(struct rm_fcp_reader *r) {
   rm_atomic_store_release(&r->in_use, 0u);
 }
 
+/* Keep a record's passive hold after its thread is gone: owner 0 marks an
+ * orphan, which only rm_fcp_release_foreign() frees. */
+static void record_orphan(struct rm_fcp_reader *r) {
+  /* seq_cst store, then seq_cst load: Dekker with rm_fcp_release_foreign's
+   * seq_cst CAS of `passive` and its load of `owner`.  If another thread
+   * took the hold meanwhile, at least one of us sees the other's store;
+   * `freeing` picks the one that frees the record. */
+  rm_atomic_store_seq_cst(&r->owner, (uint64_t)0);
+  if (rm_atomic_load_seq_cst(&r->passive) == NULL) {
+    uint32_t z = 0;
+    if (rm_atomic_cas_acq_rel(&r->freeing, &z, 1u)) record_release(r);
+  }
+}
+
 static void thread_exit(void *arg) {
   (void)arg;
   struct rm_fcp_reader *r = tls_records;
@@ -59,7 +130,11 @@ static void thread_exit(void *arg) {
   memset(rm_fcp_tls_cache, 0, sizeof rm_fcp_tls_cache);
   while (r) {
     struct rm_fcp_reader *n = r->tnext;
-    record_release(r);
+    if (rm_atomic_load_relaxed(&r->domain->keep_exit_holds) &&
+        rm_atomic_load_relaxed(&r->passive) != NULL)
+      record_orphan(r);
+    else
+      record_release(r);
     r = n;
   }
 }
@@ -81,12 +156,14 @@ static void fork_child(void) {
       if (!r->in_use || r->owner == self) continue;
       r->wake = 0;
       if (r->passive == NULL) record_release(r);
+      else record_orphan(r);
     }
 }
 
 RM_API RM_NOINLINE struct rm_fcp_reader *rm_fcp_self_slowpath(rm_fcp_domain_t *d) {
   pthread_once(&key_once, key_init);
   rm_platform_init();
+  mode_init();
   uint64_t self = (uint64_t)rm_thread_identity();
   /* Ours already (the TLS cache was full and evicted it)? */
   struct rm_fcp_reader *r;
@@ -110,6 +187,7 @@ RM_API RM_NOINLINE struct rm_fcp_reader *rm_fcp_self_slowpath(rm_fcp_domain_t *d
     rm_atomic_fetch_add_relaxed(&d->nrecords, 1u);
   }
   rm_atomic_store_relaxed(&r->owner, self);
+  rm_atomic_store_relaxed(&r->freeing, 0u);
   rm_atomic_store_relaxed(&r->nest, 0u);
   rm_atomic_store_relaxed(&r->passive, (const void *)NULL);
   rm_fcp_report(d, r);
@@ -196,6 +274,93 @@ RM_API int rm_fcp_domain_leave(rm_fcp_domain_t *d) {
   return 0;
 }
 
+/* ---- holds released by another thread ------------------------------------- */
+
+RM_API void rm_fcp_domain_keep_exit_holds(rm_fcp_domain_t *d, bool keep) {
+  rm_atomic_store_relaxed(&d->keep_exit_holds, keep ? 1u : 0u);
+}
+
+RM_API bool rm_fcp_held(rm_fcp_domain_t *d, const void *obj) {
+  for (struct rm_fcp_reader *r = rm_atomic_load_acquire(&d->head); r; r = r->next)
+    if (rm_atomic_load_acquire(&r->in_use) && rm_atomic_load_acquire(&r->passive) == obj)
+      return true;
+  return false;
+}
+
+/* The owner counts a recursive hold.  A releaser that marked `nest` BUSY is
+ * taking the hold away: wait for it (a few instructions), then report that
+ * the hold is gone if it is.  Acquire on `nest`: the releaser stores
+ * passive = NULL before it clears BUSY (release), so we then see NULL. */
+RM_API bool rm_fcp_nest_add(struct rm_fcp_reader *r, const void *obj) {
+  uint32_t n = rm_atomic_load_acquire(&r->nest);
+  for (;;) {
+    if (n & RM_FCP_NEST_BUSY) {
+      rm_cpu_relax();
+      n = rm_atomic_load_acquire(&r->nest);
+      continue;
+    }
+    if (rm_atomic_load_relaxed(&r->passive) != obj) return false;
+    if (n == RM_FCP_NEST_BUSY - 1u) return false; /* full: the caller takes it otherwise */
+    if (rm_atomic_cas_acq_rel(&r->nest, &n, n + 1u)) return true;
+  }
+}
+
+/* The owner drops one recursive hold: true if it did; false when nest is 0
+ * (the caller leaves) or the hold is gone (passive is no longer obj). */
+RM_API bool rm_fcp_nest_drop(struct rm_fcp_reader *r, const void *obj) {
+  uint32_t n = rm_atomic_load_acquire(&r->nest);
+  for (;;) {
+    if (n & RM_FCP_NEST_BUSY) {
+      rm_cpu_relax();
+      n = rm_atomic_load_acquire(&r->nest);
+      continue;
+    }
+    if (n == 0 || rm_atomic_load_relaxed(&r->passive) != obj) return false;
+    /* Release: our section happens before whoever sees the lower count. */
+    if (rm_atomic_cas_acq_rel(&r->nest, &n, n - 1u)) return true;
+  }
+}
+
+/* Release one passive hold of obj that another thread's record (or an
+ * orphan) has.  A recursive hold loses one level; a single hold is taken
+ * in three steps: nest 0 -> BUSY (so the owner can neither count a new
+ * level nor drop one meanwhile), passive obj -> NULL, nest BUSY -> 0. */
+RM_API bool rm_fcp_release_foreign(rm_fcp_domain_t *d, const void *obj,
+                                   const struct rm_fcp_reader *self) {
+  for (struct rm_fcp_reader *r = rm_atomic_load_acquire(&d->head); r; r = r->next) {
+    if (r == self || !rm_atomic_load_acquire(&r->in_use)) continue;
+    for (;;) {
+      if (rm_atomic_load_acquire(&r->passive) != obj) break;
+      uint32_t n = rm_atomic_load_acquire(&r->nest);
+      if (n & RM_FCP_NEST_BUSY) { /* another releaser: see what it leaves */
+        rm_cpu_relax();
+        continue;
+      }
+      if (n > 0) {
+        if (rm_atomic_cas_acq_rel(&r->nest, &n, n - 1u)) return true;
+        continue;
+      }
+      if (!rm_atomic_cas_acq_rel(&r->nest, &n, RM_FCP_NEST_BUSY)) continue;
+      const void *p = obj;
+      /* Release, as the owner's U1: whatever the holder did is ordered
+       * before a writer that sees NULL (the owner handed it to us through
+       * the program's own synchronisation). */
+      bool took = __atomic_compare_exchange_n(&r->passive, &p, (const void *)NULL, false,
+                                              __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
+      rm_atomic_store_release(&r->nest, 0u);
+      if (!took) break; /* the owner left first */
+      if (rm_atomic_load_seq_cst(&r->owner) == 0) { /* an orphan (see record_orphan) */
+        uint32_t z = 0;
+        if (rm_atomic_cas_acq_rel(&r->freeing, &z, 1u)) record_release(r);
+      } else if (rm_atomic_load_relaxed(&r->wake)) {
+        rm_fcp_wake_writers(r);
+      }
+      return true;
+    }
+  }
+  return false;
+}
+
 /* ---- the writer's side ---------------------------------------------------- */
 
 RM_API uint64_t rm_fcp_begin(rm_fcp_domain_t *d) {
@@ -240,7 +405,7 @@ static int wait_one(rm_fcp_domain_t *d, struct rm_fcp_reader *r, uint64_t v, con
     rm_cpu_relax();
   }
   if (mode == RM_FCP_TRY) return EBUSY;
-  bool mb = rm_membarrier_available();
+  bool mb = !writers_fence_only();
   for (;;) {
     if (mode == RM_FCP_TIMED && rm_timespec_expired(clk, abstime)) return ETIMEDOUT;
     /* Announce ourselves, then recheck (Dekker with the reader's U1 store
@@ -276,6 +441,12 @@ RM_API int rm_fcp_wait(rm_fcp_domain_t *d, uint64_t v, const void *obj,
   /* Pass 1: records that have reported v (or are free) are done.  Count the
    * rest; poll them briefly, since busy readers report on every unlock. */
   struct rm_fcp_reader *head = rm_atomic_load_acquire(&d->head);
+  if (writers_fence_only()) {
+    /* Fence mode: every reader fences between R1 and R2, and our fence in
+     * rm_fcp_begin() is the other half; `passive` is the truth already. */
+    rm_atomic_fetch_add_relaxed(&d->consensus_fenced, (uint64_t)1);
+    goto scan;
+  }
   unsigned pending = 0;
   for (struct rm_fcp_reader *r = head; r; r = r->next)
     if (r != self && !reported(r, v)) pending++;
@@ -293,10 +464,11 @@ RM_API int rm_fcp_wait(rm_fcp_domain_t *d, uint64_t v, const void *obj,
    * visible (the paper's IPI).  After this, a record whose `passive` is not
    * obj either was not inside (its next R2 follows the barrier, so it sees
    * our writer word) or has left. */
-  rm_atomic_fetch_add_relaxed(&d->consensus_membarrier, (uint64_t)1);
   RM_DEBUG_YIELD();
-  if (rm_membarrier_available()) rm_membarrier();
-  else rm_fence_store_load();
+  rm_atomic_fetch_add_relaxed(&d->consensus_membarrier, (uint64_t)1);
+  rm_membarrier();
+  auto_fence_note();
+scan:
   /* Records registered after `head` was read claimed themselves after our
    * fence in rm_fcp_begin (see rm_fcp_self_slowpath) and need no look. */
   for (struct rm_fcp_reader *r = head; r; r = r->next) {

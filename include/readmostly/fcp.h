@@ -35,14 +35,32 @@
  *   If the kernel refuses membarrier registration, or READMOSTLY_NO_MEMBARRIER=1
  *   is set, the core runs in fence mode: readers execute a full fence between
  *   publishing `passive` and reading the writer word, and writers use a fence
- *   instead of the system call.  rm_fcp_membarrier_mode() tells which.
+ *   instead of the system call.  rm_fcp_membarrier_mode() tells which.  A
+ *   process whose writers need membarriers too often (threads that hold
+ *   records but do not report: idle, or busy elsewhere) can switch to fence
+ *   mode for good, by rm_fcp_switch_to_fence() or automatically above a
+ *   rate set with rm_fcp_auto_fence(); the preload library does so by
+ *   default (docs/preload.md).
  *
  *   Records are allocated (128-byte aligned, never shared between threads) on
  *   a thread's first use of the domain, released when the thread exits
  *   (a record released while it holds an object passively gives that hold
  *   up, see docs/fcp.md), and reused by later threads; they are freed with
  *   the domain.  In a child after fork() records of other threads that hold
- *   nothing are released; holds of other threads stay held.
+ *   nothing are released; holds of other threads stay held ("orphans").
+ *
+ * HOLDS RELEASED BY ANOTHER THREAD (for pthread_rwlock semantics)
+ *   rm_fcp_domain_keep_exit_holds(d, true) makes a thread that exits while
+ *   holding an object passively leave that hold in place (an orphan record:
+ *   writers of the object wait for it, as glibc's count would make them),
+ *   instead of giving it up.  rm_fcp_release_foreign(d, obj, self) releases
+ *   one passive hold of obj found in another thread's record (or an orphan,
+ *   which is then freed for reuse); rm_fcp_held(d, obj) tells whether any
+ *   record holds obj.  A domain used this way must change `nest` only with
+ *   rm_fcp_nest_add() and rm_fcp_nest_drop(), which cooperate with the
+ *   releaser (it marks `nest` with RM_FCP_NEST_BUSY while it takes the
+ *   hold away, so that neither side miscounts).  prwlock's own domains do
+ *   not use any of this.
  *
  * RETURN VALUES
  *   rm_fcp_domain_create: 0, ENOMEM.  rm_fcp_domain_destroy: 0, EBUSY while a
@@ -72,7 +90,7 @@ struct rm_fcp_reader {
   uint32_t nest;                  /* extra passive holds of `passive` (owner only) */
   uint32_t wake;                  /* futex: writers parked waiting for this record */
   uint32_t in_use;                /* 1 while a thread owns the record */
-  uint32_t pad0;
+  uint32_t freeing;               /* an orphan's release is claimed (CAS 0 -> 1) */
   struct rm_fcp_domain *domain;
   struct rm_fcp_reader *next;     /* the domain's list (append-only) */
   struct rm_fcp_reader *tnext;    /* the owning thread's records */
@@ -89,6 +107,8 @@ struct rm_fcp_domain {
   uint64_t consensus_fast;        /* statistics (relaxed counters) */
   uint64_t consensus_membarrier;
   uint64_t writer_parks;
+  uint64_t consensus_fenced;      /* stragglers settled by a fence (fence mode) */
+  uint32_t keep_exit_holds;       /* rm_fcp_domain_keep_exit_holds() */
 } RM_ALIGNED;
 
 #define RM_FCP_WAIT 0
@@ -100,8 +120,15 @@ RM_API int rm_fcp_domain_create(rm_fcp_domain_t **out);
 RM_API int rm_fcp_domain_destroy(rm_fcp_domain_t *d);
 /* Release the calling thread's record of d now (EBUSY while it holds). */
 RM_API int rm_fcp_domain_leave(rm_fcp_domain_t *d);
-/* true: readers need no fence (membarrier registered at library load). */
+/* true: readers need no fence (membarrier registered at library load and
+ * no switch to fence mode since). */
 RM_API bool rm_fcp_membarrier_mode(void);
+/* Switch the process to fence mode for good: readers fence, writers stop
+ * issuing membarriers.  Safe at any time (one membarrier orders it). */
+RM_API void rm_fcp_switch_to_fence(void);
+/* Switch automatically when writers issue more than per_sec membarriers per
+ * second (measured over 64 of them); 0 (the default) never switches. */
+RM_API void rm_fcp_auto_fence(unsigned per_sec);
 
 RM_API struct rm_fcp_reader *rm_fcp_self_slowpath(rm_fcp_domain_t *d);
 RM_API uint64_t rm_fcp_begin(rm_fcp_domain_t *d);
@@ -109,6 +136,15 @@ RM_API int rm_fcp_wait(rm_fcp_domain_t *d, uint64_t v, const void *obj,
                        const struct rm_fcp_reader *self, int mode, int clk,
                        const struct timespec *abstime);
 RM_API void rm_fcp_wake_writers(struct rm_fcp_reader *r);
+
+/* Holds released by another thread (see above). */
+RM_API void rm_fcp_domain_keep_exit_holds(rm_fcp_domain_t *d, bool keep);
+RM_API bool rm_fcp_release_foreign(rm_fcp_domain_t *d, const void *obj,
+                                   const struct rm_fcp_reader *self);
+RM_API bool rm_fcp_held(rm_fcp_domain_t *d, const void *obj);
+#define RM_FCP_NEST_BUSY 0x80000000u /* a foreign release is taking the hold */
+RM_API bool rm_fcp_nest_add(struct rm_fcp_reader *r, const void *obj);
+RM_API bool rm_fcp_nest_drop(struct rm_fcp_reader *r, const void *obj);
 
 /* Thread-local cache: the record for the default domain, and a small cache
  * for other domains. */
@@ -139,10 +175,16 @@ RM_INLINE struct rm_fcp_reader *rm_fcp_self_cached(rm_fcp_domain_t *d) {
   return NULL;
 }
 
+/* rm_fcp_mode bits */
+#define RM_FCP_NOFENCE 0x1u       /* readers skip the fence (writers use membarrier) */
+#define RM_FCP_SWITCHED 0x2u      /* rm_fcp_switch_to_fence() has begun: readers fence */
+#define RM_FCP_WRITERS_FENCE 0x4u /* ... and finished: writers need no membarrier */
+extern RM_API uint32_t rm_fcp_mode;
+
 /* Readers skip the fence only when every writer will issue a membarrier.
- * Before the platform is initialised the flag reads 0: fence (safe). */
+ * Until the first record is claimed the mode reads 0: fence (safe). */
 RM_INLINE void rm_fcp_reader_fence(void) {
-  if (RM_UNLIKELY(!rm_atomic_load_relaxed(&rm_platform.membarrier_ok))) rm_fence_store_load();
+  if (RM_UNLIKELY(!(rm_atomic_load_relaxed(&rm_fcp_mode) & RM_FCP_NOFENCE))) rm_fence_store_load();
 }
 
 /* Publish "I hold obj passively" (R1).  The caller then reads its writer

@@ -310,6 +310,44 @@ static void test_foreign_unlock(void) {
   }
 }
 
+/* Another thread's unlock racing with the holder's own recursive lock and
+ * unlock.  Each round the holder ends with one hold more than it released
+ * and the helper releases exactly that one, at the same moment as the
+ * holder's own operations: afterwards the lock must be free.  (glibc counts
+ * atomically; the interposer must count the same.) */
+static pthread_rwlock_t rcl = PTHREAD_RWLOCK_INITIALIZER;
+static int race_turn, race_stop;
+static void *race_helper(void *a) {
+  (void)a;
+  for (int round = 1;; round++) {
+    while (__atomic_load_n(&race_turn, __ATOMIC_ACQUIRE) != round)
+      if (__atomic_load_n(&race_stop, __ATOMIC_ACQUIRE)) return NULL;
+    CHECK_ERR(pthread_rwlock_unlock(&rcl), 0);
+    __atomic_store_n(&race_turn, -round, __ATOMIC_RELEASE);
+  }
+}
+static void test_foreign_race(void) {
+  enum { ROUNDS = 3000 };
+  warm(&rcl);
+  pthread_t h;
+  CHECK(pthread_create(&h, NULL, race_helper, NULL) == 0);
+  for (int round = 1; round <= ROUNDS; round++) {
+    CHECK_ERR(pthread_rwlock_rdlock(&rcl), 0);
+    if (round & 1) CHECK_ERR(pthread_rwlock_rdlock(&rcl), 0); /* two holds */
+    __atomic_store_n(&race_turn, round, __ATOMIC_RELEASE); /* helper releases one ... */
+    if (round & 1) CHECK_ERR(pthread_rwlock_unlock(&rcl), 0); /* ... as we release ours */
+    else CHECK_ERR(pthread_rwlock_rdlock(&rcl), 0); /* ... as we take one more */
+    while (__atomic_load_n(&race_turn, __ATOMIC_ACQUIRE) != -round) {
+    }
+    if (!(round & 1)) CHECK_ERR(pthread_rwlock_unlock(&rcl), 0);
+    /* Nothing is held now. */
+    CHECK_ERR(pthread_rwlock_trywrlock(&rcl), 0);
+    CHECK_ERR(pthread_rwlock_unlock(&rcl), 0);
+  }
+  __atomic_store_n(&race_stop, 1, __ATOMIC_RELEASE);
+  pthread_join(h, NULL);
+}
+
 /* Process-shared: one lock in shared memory, two processes. */
 struct shm {
   pthread_rwlock_t l;
@@ -482,6 +520,7 @@ int main(void) {
   test_recursion_during_revocation();
   test_many_locks();
   test_foreign_unlock();
+  test_foreign_race();
   test_pshared();
   test_fork();
   test_signal();

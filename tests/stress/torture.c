@@ -24,6 +24,7 @@
  */
 #include "test.h"
 #include <readmostly/bravo.h>
+#include <readmostly/fcp.h>
 #include <readmostly/rwlock.h>
 #include <readmostly/thread.h>
 
@@ -236,6 +237,19 @@ static int run_one(int expect_fast, int expect_coll) {
   return 0;
 }
 
+/* --switch-fence S: S seconds into the run, switch the FCP consensus to
+ * fence mode (readers start fencing, writers stop issuing membarriers)
+ * while readers and writers are busy. */
+static double switch_after = -1;
+static void *switcher(void *a) {
+  (void)a;
+  struct timespec d = {(time_t)switch_after, (long)((switch_after - (double)(time_t)switch_after) * 1e9)};
+  while (nanosleep(&d, &d) == -1 && errno == EINTR) {
+  }
+  rm_fcp_switch_to_fence();
+  return NULL;
+}
+
 int main(int argc, char **argv) {
   const char *name = "all";
   int expect_fast = 0, expect_coll = 0;
@@ -249,9 +263,11 @@ int main(int argc, char **argv) {
       CHECK_ERR(rm_bravo_set_inhibit_multiplier((unsigned)atoi(argv[++i])), 0);
     else if (!strcmp(argv[i], "--expect-fast")) expect_fast = 1;
     else if (!strcmp(argv[i], "--expect-collisions")) expect_coll = 1;
+    else if (!strcmp(argv[i], "--switch-fence") && i + 1 < argc) switch_after = atof(argv[++i]);
     else {
       fprintf(stderr, "usage: %s [--lock NAME|all] [--readers R] [--writers W] [--seconds S] "
-                      "[--locks K] [--inhibit N] [--expect-fast] [--expect-collisions]\n", argv[0]);
+                      "[--locks K] [--inhibit N] [--expect-fast] [--expect-collisions] "
+                      "[--switch-fence S]\n", argv[0]);
       return 2;
     }
   }
@@ -262,6 +278,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   rm_bravo_stats_enable(true);
+  pthread_t sw;
+  if (switch_after >= 0) CHECK_ERR(pthread_create(&sw, NULL, switcher, NULL), 0);
   int ran = 0;
   for (const struct rm_rwlock_ops *const *o = rm_rwlock_ops_all(); *o; o++) {
     if (strcmp(name, "all") != 0 && strcmp(name, (*o)->name) != 0) continue;
@@ -272,6 +290,10 @@ int main(int argc, char **argv) {
   if (!ran) {
     fprintf(stderr, "torture: no lock named %s\n", name);
     return 2;
+  }
+  if (switch_after >= 0) {
+    pthread_join(sw, NULL);
+    CHECK(!rm_fcp_membarrier_mode());
   }
   TEST_MAIN_END();
 }

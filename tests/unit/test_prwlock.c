@@ -171,7 +171,8 @@ static void test_writer_passing(void) {
     test_sleep_ms(1);
   CHECK(__atomic_load_n(&pl.wstate, __ATOMIC_ACQUIRE) >= 3 * RM_PRWLOCK_WAITER);
   uint64_t c0 = __atomic_load_n(&d->consensus_fast, __ATOMIC_RELAXED) +
-                __atomic_load_n(&d->consensus_membarrier, __ATOMIC_RELAXED);
+                __atomic_load_n(&d->consensus_membarrier, __ATOMIC_RELAXED) +
+                __atomic_load_n(&d->consensus_fenced, __ATOMIC_RELAXED);
   uint64_t v0 = __atomic_load_n(&d->version, __ATOMIC_RELAXED);
   CHECK_ERR(rm_prwlock_write_unlock(&pl), 0);
   pthread_join(t, NULL);
@@ -179,7 +180,8 @@ static void test_writer_passing(void) {
   /* Three write locks, no new consensus: the lock went from writer to writer. */
   CHECK_EQ(__atomic_load_n(&d->version, __ATOMIC_RELAXED), v0);
   CHECK_EQ(__atomic_load_n(&d->consensus_fast, __ATOMIC_RELAXED) +
-               __atomic_load_n(&d->consensus_membarrier, __ATOMIC_RELAXED),
+               __atomic_load_n(&d->consensus_membarrier, __ATOMIC_RELAXED) +
+                __atomic_load_n(&d->consensus_fenced, __ATOMIC_RELAXED),
            c0);
   CHECK_EQ(pl.wstate, 0);
 }
@@ -394,6 +396,71 @@ static void test_fork(void) {
   pthread_join(t, NULL);
 }
 
+/* The pthread-semantics support of the FCP core (used by the preload
+ * library): holds kept at thread exit, released by another thread, and
+ * recursion counts that cooperate with such a release. */
+static rm_fcp_domain_t *fd;
+static int fobj, fobj2;
+static void *enter_and_exit(void *a) {
+  struct rm_fcp_reader *r = rm_fcp_self(fd);
+  CHECK(r != NULL);
+  rm_fcp_enter(r, a);
+  return NULL; /* exits holding a */
+}
+static void test_foreign_holds(void) {
+  CHECK_ERR(rm_fcp_domain_create(&fd), 0);
+  rm_fcp_domain_keep_exit_holds(fd, true);
+  pthread_t t;
+  CHECK_EQ(pthread_create(&t, NULL, enter_and_exit, &fobj), 0);
+  pthread_join(t, NULL);
+  CHECK(rm_fcp_held(fd, &fobj)); /* an orphan keeps it */
+  CHECK(!rm_fcp_held(fd, &fobj2));
+  /* A writer of fobj waits for the orphan: a try-consensus says busy. */
+  uint64_t v = rm_fcp_begin(fd);
+  CHECK_ERR(rm_fcp_wait(fd, v, &fobj, NULL, RM_FCP_TRY, 0, NULL), EBUSY);
+  CHECK_ERR(rm_fcp_wait(fd, v, &fobj2, NULL, RM_FCP_TRY, 0, NULL), 0);
+  CHECK(rm_fcp_release_foreign(fd, &fobj, NULL));
+  CHECK(!rm_fcp_held(fd, &fobj));
+  CHECK(!rm_fcp_release_foreign(fd, &fobj, NULL)); /* nothing left */
+  v = rm_fcp_begin(fd);
+  CHECK_ERR(rm_fcp_wait(fd, v, &fobj, NULL, RM_FCP_TRY, 0, NULL), 0);
+  /* Our own record: two holds (one nested); another thread's release takes
+   * the nested one first, then the hold itself. */
+  struct rm_fcp_reader *me = rm_fcp_self(fd);
+  CHECK(me != NULL);
+  rm_fcp_enter(me, &fobj);
+  CHECK(rm_fcp_nest_add(me, &fobj));
+  CHECK(!rm_fcp_nest_add(me, &fobj2)); /* not the object we hold */
+  CHECK(rm_fcp_release_foreign(fd, &fobj, NULL));
+  CHECK_EQ(me->nest, 0u);
+  CHECK(rm_fcp_held(fd, &fobj));
+  CHECK(!rm_fcp_nest_drop(me, &fobj)); /* nest 0: the caller would leave */
+  CHECK(rm_fcp_release_foreign(fd, &fobj, NULL));
+  CHECK(me->passive == NULL);
+  CHECK(!rm_fcp_nest_add(me, &fobj)); /* the hold is gone */
+  CHECK(!rm_fcp_held(fd, &fobj));
+  CHECK(!rm_fcp_release_foreign(fd, &fobj, me)); /* our own record is skipped */
+  CHECK_ERR(rm_fcp_domain_leave(fd), 0);
+  CHECK_ERR(rm_fcp_domain_destroy(fd), 0);
+}
+
+/* The one-way switch to fence mode: afterwards readers fence, writers issue
+ * no membarrier, and the lock still works. */
+static void test_switch_to_fence(void) {
+  rm_fcp_domain_t *d = rm_fcp_default_domain();
+  rm_fcp_switch_to_fence();
+  rm_fcp_switch_to_fence(); /* idempotent */
+  CHECK(!rm_fcp_membarrier_mode());
+  CHECK(rm_fcp_mode & RM_FCP_SWITCHED);
+  CHECK(rm_fcp_mode & RM_FCP_WRITERS_FENCE);
+  CHECK(!(rm_fcp_mode & RM_FCP_NOFENCE));
+  uint64_t mb0 = __atomic_load_n(&d->consensus_membarrier, __ATOMIC_RELAXED);
+  test_basics();
+  test_writer_waits_for_readers();
+  CHECK_EQ(__atomic_load_n(&d->consensus_membarrier, __ATOMIC_RELAXED), mb0);
+  CHECK(__atomic_load_n(&d->consensus_fenced, __ATOMIC_RELAXED) > 0);
+}
+
 int main(void) {
   const char *nm = getenv("READMOSTLY_NO_MEMBARRIER");
   bool forced_fence = nm && *nm && strcmp(nm, "0") != 0;
@@ -408,5 +475,7 @@ int main(void) {
   test_thread_churn();
   test_wakeup();
   if (!TEST_UNDER_TSAN) test_fork();
+  test_foreign_holds();
+  test_switch_to_fence(); /* last: the switch is for good */
   TEST_MAIN_END();
 }
