@@ -141,11 +141,10 @@ RM_API int rm_prwlock_active_unlock(rm_prwlock_t *l) {
     }
   } while (!__atomic_compare_exchange_n(&l->active, &a, a - 1, false, __ATOMIC_SEQ_CST,
                                         __ATOMIC_RELAXED));
-  /* seq_cst: Dekker with a writer that sets `awake` then rereads `active`. */
-  if (rm_atomic_load_seq_cst(&l->awake)) {
-    rm_atomic_store_relaxed(&l->awake, 0u);
-    rm_futex_wake(&l->active, INT32_MAX, false);
-  }
+  /* seq_cst: Dekker with a writer that sets `awake` then rereads `active`.
+   * We do not clear `awake` (see wait_active): while a writer waits, every
+   * active unlock wakes it to recount. */
+  if (rm_atomic_load_seq_cst(&l->awake)) rm_futex_wake(&l->active, INT32_MAX, false);
   return 0;
 }
 
@@ -195,14 +194,27 @@ static int wait_active(rm_prwlock_t *l, uint32_t target, int mode, int clk,
     if (mode == RM_FCP_TRY) return EBUSY;
     rm_cpu_relax();
   }
+  /* `awake` is set and cleared by the waiting writer only (one writer owns
+   * the consensus of a lock at a time); unlockers just read it.  If an
+   * unlocker cleared it, a reader that came and went (increment, see the
+   * writer, decrement) could clear it between our store and our sleep, and
+   * the last real reader would then leave without waking us: the futex
+   * value check does not catch that, the count is back where we read it. */
+  int e = 0;
+  rm_atomic_store_seq_cst(&l->awake, 1u);
   for (;;) {
-    rm_atomic_store_seq_cst(&l->awake, 1u);
     uint32_t a = rm_atomic_load_seq_cst(&l->active);
-    if (a == target) return 0;
-    int e = rm_futex_wait(&l->active, a, clk, mode == RM_FCP_TIMED ? abstime : NULL, false);
-    if (rm_atomic_load_seq_cst(&l->active) == target) return 0;
-    if (e == ETIMEDOUT || e == EINVAL) return e;
+    if (a == target) break;
+    e = rm_futex_wait(&l->active, a, clk, mode == RM_FCP_TIMED ? abstime : NULL, false);
+    if (rm_atomic_load_seq_cst(&l->active) == target) {
+      e = 0;
+      break;
+    }
+    if (e == ETIMEDOUT || e == EINVAL) break;
+    e = 0;
   }
+  rm_atomic_store_relaxed(&l->awake, 0u);
+  return e;
 }
 
 static int consensus(rm_prwlock_t *l, const struct rm_fcp_reader *self, uint32_t active_target,

@@ -7,6 +7,7 @@
 #include <readmostly/prwlock.h>
 
 #include <stdint.h>
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -323,6 +324,51 @@ static void test_thread_churn(void) {
   CHECK(rm_fcp_default_domain()->nrecords < 40);
 }
 
+/* Active readers and a busy writer, oversubscribed: readers that find the
+ * writer come and go on the active count while the writer waits for it to
+ * drain.  A lost wake-up there hangs the test (the CTest timeout fails it);
+ * the pair (a, b) is written by the writer and must never be seen torn. */
+static rm_prwlock_t al;
+static volatile uint64_t act_a, act_b;
+static int act_stop;
+static uint64_t act_writes;
+static void active_body(void *p, int i) {
+  (void)p;
+  if (i == 0) {
+    while (!flag_get(&act_stop)) {
+      CHECK_ERR(rm_prwlock_write_lock(&al), 0);
+      act_a = act_a + 1;
+      act_b = act_a;
+      CHECK_ERR(rm_prwlock_write_unlock(&al), 0);
+      act_writes++;
+    }
+    return;
+  }
+  uint64_t n = 0;
+  while (!flag_get(&act_stop)) {
+    CHECK_ERR(rm_prwlock_read_lock_active(&al), 0);
+    CHECK_EQ(act_a, act_b);
+    if ((++n & 255u) == 0) sched_yield(); /* preempted inside, now and then */
+    CHECK_ERR(rm_prwlock_read_unlock(&al), 0);
+  }
+}
+static void *active_stopper(void *p) {
+  (void)p;
+  test_sleep_ms(1500);
+  flag_set(&act_stop, 1);
+  return NULL;
+}
+static void test_active_churn(void) {
+  CHECK_ERR(rm_prwlock_init(&al), 0);
+  pthread_t t;
+  CHECK_EQ(pthread_create(&t, NULL, active_stopper, NULL), 0);
+  test_run_threads(6, active_body, NULL);
+  pthread_join(t, NULL);
+  CHECK(act_writes > 0);
+  CHECK_EQ(al.active, 0u);
+  CHECK_EQ(al.awake, 0u);
+}
+
 /* Readers parked behind a writer all get in, with parallel and with
  * broadcast wake-up. */
 static rm_prwlock_t kl;
@@ -473,6 +519,7 @@ int main(void) {
   test_domains();
   test_exit_inside();
   test_thread_churn();
+  test_active_churn();
   test_wakeup();
   if (!TEST_UNDER_TSAN) test_fork();
   test_foreign_holds();
