@@ -107,6 +107,7 @@ RM_API int rm_prwlock_read_slowpath(rm_prwlock_t *l, struct rm_fcp_reader *r, in
                                     int mode, int clk, const struct timespec *abstime);
 RM_API int rm_prwlock_read_lock_active(rm_prwlock_t *l);
 RM_API int rm_prwlock_active_unlock(rm_prwlock_t *l);
+RM_API int rm_prwlock_read_unlock_slowpath(rm_prwlock_t *l);
 RM_API int rm_prwlock_write_slowpath(rm_prwlock_t *l, int mode, int clk,
                                      const struct timespec *abstime);
 RM_API int rm_prwlock_write_consensus(rm_prwlock_t *l, int mode, int clk,
@@ -123,9 +124,21 @@ RM_INLINE rm_fcp_domain_t *rm_prwlock_domain(const rm_prwlock_t *l) {
 /* Passive fast path: R1 (publish, in rm_fcp_enter), then R2: the writer
  * word, acquire, so the section sees the last writer's stores (that writer
  * released the word).  See rm_fcp_enter for why R1 before R2 holds. */
+/* The caller's record in l's domain.  A lock of the default domain keeps
+ * domain == NULL (rm_prwlock_init_domain stores NULL for it), so the common
+ * case is one test and one thread-local load. */
+RM_INLINE struct rm_fcp_reader *rm_prwlock_self(rm_prwlock_t *l) {
+  rm_fcp_domain_t *d = l->domain;
+  if (RM_LIKELY(d == NULL)) {
+    struct rm_fcp_reader *r = rm_fcp_tls_default;
+    return RM_LIKELY(r != NULL) ? r : rm_fcp_self_slowpath(&rm_fcp_default);
+  }
+  return rm_fcp_self(d);
+}
+
 RM_INLINE int rm_prwlock_read_mode(rm_prwlock_t *l, int mode, int clk,
                                    const struct timespec *abstime) {
-  struct rm_fcp_reader *r = rm_fcp_self(rm_prwlock_domain(l));
+  struct rm_fcp_reader *r = rm_prwlock_self(l);
   if (RM_LIKELY(r != NULL) && RM_LIKELY(rm_atomic_load_relaxed(&r->passive) == NULL)) {
     rm_fcp_enter(r, l);
     if (RM_LIKELY(!(rm_atomic_load_acquire(&l->wstate) & RM_PRWLOCK_LOCKED))) return 0; /* (R2) */
@@ -146,18 +159,21 @@ RM_INLINE int rm_prwlock_read_timedlock(rm_prwlock_t *l, int clk, const struct t
   return rm_prwlock_read_mode(l, RM_FCP_TIMED, clk, abstime);
 }
 
+/* Fast path: the thread's default-domain record holds l, which can only be
+ * if l is of the default domain (a record holds objects of its own domain
+ * only), so the domain need not be looked at.  Everything else (other
+ * domains, active holds) is the slow path. */
 RM_INLINE int rm_prwlock_read_unlock(rm_prwlock_t *l) {
-  rm_fcp_domain_t *d = rm_prwlock_domain(l);
-  struct rm_fcp_reader *r = rm_fcp_self(d);
+  struct rm_fcp_reader *r = rm_fcp_tls_default;
   if (RM_LIKELY(r != NULL) && RM_LIKELY(rm_atomic_load_relaxed(&r->passive) == l)) {
     if (RM_UNLIKELY(r->nest != 0)) {
       r->nest--;
       return 0;
     }
-    rm_fcp_leave(d, r);
+    rm_fcp_leave(&rm_fcp_default, r);
     return 0;
   }
-  return rm_prwlock_active_unlock(l);
+  return rm_prwlock_read_unlock_slowpath(l);
 }
 
 RM_INLINE int rm_prwlock_write_lock(rm_prwlock_t *l) {
