@@ -372,8 +372,57 @@ static int pl_check_timeout(clockid_t clk, const struct timespec *abs) {
   return 0;
 }
 
-/* mode: 0 block, 1 try, 2 timed */
-static int pl_rdlock(struct pl_lock *l, int mode, clockid_t clk, const struct timespec *abs) {
+/* ---- the common read lock and unlock, inlined into the exported functions ---- *
+ *
+ * pthread_rwlock_rdlock/tryrdlock try this before anything else: a lock the
+ * thread holds no fast hold of yet (at most PL_INLINE_HELD entries, all
+ * inline), with bias on.  No EDEADLK check is needed: while rbias is set no
+ * thread holds the lock for writing (a writer clears it before its section
+ * begins and only slow readers, which hold A for reading, set it again), so
+ * in particular not this one; rbias is never set on a process-shared lock.
+ * Returns RM_BRAVO_FAST with the hold taken, the reason it was not taken
+ * (the general path then goes straight to A), or -1 if it did not try. */
+RM_INLINE int pl_rdlock_fast(struct pl_lock *l) {
+  size_t n = pl_n;
+  if (RM_UNLIKELY(n >= PL_INLINE_HELD)) return -1;
+  for (size_t i = 0; i < n; i++)
+    if (pl_inl[i].l == l) return -1; /* recursive: counted in our slot */
+  rm_token_t tok;
+  int why = rm_bravo_read_fast(&l->bias, &rm_bravo_table, &tok);
+  if (RM_LIKELY(why == RM_BRAVO_FAST)) {
+    pl_inl[n].l = l;
+    pl_inl[n].slot = (uintptr_t *)tok;
+    pl_n = n + 1;
+    if (PL_STATS_ON()) pl_count(l, PS_FAST, 1);
+  }
+  return why;
+}
+
+/* The unlock of the thread's most recent fast hold, not recursive: one CAS
+ * of the slot from exactly l to 0.  A CAS and not a store because another
+ * thread's unlock may mark the slot released at the same moment (see
+ * pl_release_foreign_fast); a failed CAS leaves everything to pl_unlock.
+ * A thread with a live fast hold cannot hold the write lock too (its own
+ * revocation would wait for its slot), so the write-owner check of
+ * pl_unlock is not needed here. */
+RM_INLINE bool pl_unlock_fast(struct pl_lock *l) {
+  size_t n = pl_n;
+  if (RM_UNLIKELY(n - 1 >= PL_INLINE_HELD)) return false; /* none, or beyond the inline ones */
+  struct pl_held *h = &pl_inl[n - 1];
+  uintptr_t v = (uintptr_t)l;
+  /* Release: the critical section happens before a writer that sees the
+   * slot change (the reader's R3). */
+  if (h->l != l || !__atomic_compare_exchange_n(h->slot, &v, (uintptr_t)0, false,
+                                                __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+    return false;
+  pl_n = n - 1;
+  return true;
+}
+
+/* mode: 0 block, 1 try, 2 timed.  tried: pl_rdlock_fast's answer (-1: it
+ * did not try; else it found no recursive hold and took no fast one). */
+static RM_NOINLINE int pl_rdlock(struct pl_lock *l, int mode, clockid_t clk,
+                                 const struct timespec *abs, int tried) {
   uint32_t me = pl_owner_id(l);
   if (RM_UNLIKELY(rm_atomic_load_relaxed(&l->fx.owner) == me)) return EDEADLK;
   if (mode == 2) {
@@ -389,6 +438,11 @@ static int pl_rdlock(struct pl_lock *l, int mode, clockid_t clk, const struct ti
    * already own keeps every writer out (a revoking writer waits for it), so
    * we only count the extra hold in the slot's nesting bits.  Only this
    * thread adds nesting; another thread's unlock may remove it, hence CAS. */
+  int why;
+  if (tried >= 0) {
+    why = tried;
+    goto slow_why;
+  }
   if (pl_n) {
     struct pl_held *h = pl_find(l);
     if (h) {
@@ -405,7 +459,6 @@ static int pl_rdlock(struct pl_lock *l, int mode, clockid_t clk, const struct ti
       pl_remove(h);
     }
   }
-  int why;
   rm_token_t tok;
   why = rm_bravo_read_fast(&l->bias, &rm_bravo_table, &tok);
   if (RM_LIKELY(why == RM_BRAVO_FAST)) {
@@ -421,6 +474,7 @@ static int pl_rdlock(struct pl_lock *l, int mode, clockid_t clk, const struct ti
   slow:
     why = RM_BRAVO_SLOW_COLLISION;
   }
+slow_why:;
   int e = mode == 1 ? rm_futexrw_read_trylock(&l->fx)
         : mode == 2 ? rm_futexrw_read_timedlock(&l->fx, (int)clk, abs)
                     : rm_futexrw_read_lock(&l->fx);
@@ -509,7 +563,7 @@ static bool pl_release_foreign_fast(struct pl_lock *l) {
   return false;
 }
 
-static int pl_unlock(struct pl_lock *l) {
+static RM_NOINLINE int pl_unlock(struct pl_lock *l) {
   uint32_t me = pl_owner_id(l);
   uint64_t s = rm_atomic_load_relaxed(&l->fx.state);
   if ((s & RM_FUTEXRW_WRITER) && rm_atomic_load_relaxed(&l->fx.owner) == me) {
@@ -563,7 +617,7 @@ static int pl_unlock(struct pl_lock *l) {
  * rm_fcp_release_foreign(), and recursion counts go through
  * rm_fcp_nest_add/drop, which cooperate with it.  bytes 0-15 stay zero. */
 
-#define PW_DOMAIN rm_fcp_default_domain()
+#define PW_DOMAIN (&rm_fcp_default) /* rm_fcp_default_domain(), without the call */
 
 static int pw_futex_read(struct pl_lock *l, int mode, clockid_t clk, const struct timespec *abs) {
   return mode == 1 ? rm_futexrw_read_trylock(&l->fx)
@@ -588,7 +642,39 @@ RM_INLINE void pw_online(struct rm_fcp_reader *r) {
   rm_fence_store_load();
 }
 
-static int pw_rdlock(struct pl_lock *l, int mode, clockid_t clk, const struct timespec *abs) {
+/* Give up a passive hold that a reader took and must not keep (a writer
+ * came).  An unlock of another thread may have taken it meanwhile, meaning
+ * to release a real hold: that release is then passed on, so that the
+ * count comes out as glibc's would. */
+static RM_NOINLINE void pw_back_out(rm_fcp_domain_t *d, struct rm_fcp_reader *r,
+                                    struct pl_lock *l) {
+  if (rm_fcp_leave_own(d, r, l)) return;
+  if (!pl_release_slow(l)) (void)rm_fcp_release_foreign(d, l, r);
+}
+
+/* The common read lock, inlined into pthread_rwlock_rdlock/tryrdlock: the
+ * thread's record is free and no writer holds (or, for the nonrecursive
+ * writer-preference kind, waits for) the lock.  No EDEADLK check is needed:
+ * if this thread held the write lock, futexrw's WRITER bit would send us
+ * back.  false: nothing is held; pw_rdlock decides. */
+RM_INLINE bool pw_rdlock_fast(struct pl_lock *l) {
+  struct rm_fcp_reader *r = rm_fcp_tls_default;
+  if (RM_UNLIKELY(r == NULL) || RM_UNLIKELY(l->fx.pshared)) return false;
+  /* Acquire: see pw_rdlock. */
+  if (rm_atomic_load_acquire(&r->passive) != NULL) return false;
+  rm_fcp_enter(r, l); /* (R1) */
+  /* (R2) acquire: the section sees the last writer's stores. */
+  uint64_t st = rm_atomic_load_acquire(&l->fx.state);
+  if (RM_LIKELY(rm_futexrw_reader_may_enter(&l->fx, st))) {
+    if (PL_STATS_ON()) pl_count(l, PS_FAST, 1);
+    return true;
+  }
+  pw_back_out(PW_DOMAIN, r, l);
+  return false;
+}
+
+static RM_NOINLINE int pw_rdlock(struct pl_lock *l, int mode, clockid_t clk,
+                                 const struct timespec *abs) {
   uint32_t me = pl_owner_id(l);
   if (RM_UNLIKELY(rm_atomic_load_relaxed(&l->fx.owner) == me)) return EDEADLK;
   if (mode == 2) {
@@ -600,7 +686,9 @@ static int pw_rdlock(struct pl_lock *l, int mode, clockid_t clk, const struct ti
   struct rm_fcp_reader *r = rm_fcp_self(d);
   int why = PS_COLLISION; /* record missing or busy with another lock */
   while (RM_LIKELY(r != NULL)) {
-    const void *p = rm_atomic_load_relaxed(&r->passive);
+    /* Acquire: a NULL left by a releaser that took our last hold comes with
+     * its BUSY mark of `nest` (see rm_fcp_leave_own). */
+    const void *p = rm_atomic_load_acquire(&r->passive);
     if (RM_LIKELY(p == NULL)) {
       rm_fcp_enter(r, l); /* (R1) */
       /* (R2) acquire: the section sees the last writer's stores (futexrw's
@@ -610,7 +698,7 @@ static int pw_rdlock(struct pl_lock *l, int mode, clockid_t clk, const struct ti
         if (PL_STATS_ON()) pl_count(l, PS_FAST, 1);
         return 0;
       }
-      rm_fcp_leave(d, r); /* a writer: back out (and wake it if it parked) */
+      pw_back_out(d, r, l); /* a writer: back out (and wake it if it parked) */
       why = PS_RACED;
       break;
     }
@@ -662,7 +750,19 @@ static int pw_wrlock(struct pl_lock *l, int mode, clockid_t clk, const struct ti
   return 0;
 }
 
-static int pw_unlock(struct pl_lock *l) {
+/* Release this thread's passive hold of l, if it has one: a recursive
+ * level, else the hold itself.  false: no hold of ours (any more). */
+RM_INLINE bool pw_unlock_own(rm_fcp_domain_t *d, struct rm_fcp_reader *r, struct pl_lock *l) {
+  /* Acquire: if a releaser took our hold, we see its BUSY mark or what it
+   * left (rm_fcp_leave_own needs that). */
+  if (rm_atomic_load_acquire(&r->passive) != l) return false;
+  /* nest is 0 unless we recursed or a foreign release is under way. */
+  if (RM_UNLIKELY(rm_atomic_load_acquire(&r->nest) != 0) && rm_fcp_nest_drop(r, l)) return true;
+  /* false: another thread took the hold before our store of NULL counted */
+  return rm_fcp_leave_own(d, r, l);
+}
+
+static RM_NOINLINE int pw_unlock(struct pl_lock *l) {
   uint32_t me = pl_owner_id(l);
   uint64_t s = rm_atomic_load_relaxed(&l->fx.state);
   if ((s & RM_FUTEXRW_WRITER) && rm_atomic_load_relaxed(&l->fx.owner) == me) {
@@ -673,18 +773,7 @@ static int pw_unlock(struct pl_lock *l) {
   struct rm_fcp_reader *r = NULL;
   if (!l->fx.pshared) {
     r = rm_fcp_self_cached(d);
-    if (r && rm_atomic_load_relaxed(&r->passive) == l) {
-      /* nest is 0 unless we recursed or a foreign release is under way. */
-      if (RM_LIKELY(rm_atomic_load_relaxed(&r->nest) == 0) || !rm_fcp_nest_drop(r, l)) {
-        if (rm_atomic_load_relaxed(&r->passive) == l) {
-          rm_fcp_leave(d, r);
-          return 0;
-        }
-        /* released by another thread meanwhile: release some other hold */
-      } else {
-        return 0;
-      }
-    }
+    if (r && pw_unlock_own(d, r, l)) return 0;
   }
   /* A hold taken through futexrw (ours or another thread's), else another
    * thread's passive hold (glibc lets any thread release a read hold). */
@@ -727,30 +816,49 @@ PL_EXPORT int pthread_rwlock_destroy(pthread_rwlock_t *rw) {
   return 0;
 }
 
+/* The default implementation is tested first: one load of the mode. */
 PL_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *rw) {
-  if (PASSTHROUGH()) return real.rdlock(rw);
-  if (PRW()) return pw_rdlock(PL(rw), 0, CLOCK_REALTIME, NULL);
-  return pl_rdlock(PL(rw), 0, CLOCK_REALTIME, NULL);
+  int m = pl_mode();
+  if (RM_LIKELY(m == PL_BRAVO)) {
+    int why = pl_rdlock_fast(PL(rw));
+    if (RM_LIKELY(why == RM_BRAVO_FAST)) return 0;
+    return pl_rdlock(PL(rw), 0, CLOCK_REALTIME, NULL, why);
+  }
+  if (m == PL_PRWLOCK) {
+    if (RM_LIKELY(pw_rdlock_fast(PL(rw)))) return 0;
+    return pw_rdlock(PL(rw), 0, CLOCK_REALTIME, NULL);
+  }
+  return real.rdlock(rw);
 }
 
 PL_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *rw) {
-  if (PASSTHROUGH()) return real.tryrdlock(rw);
-  int e = PRW() ? pw_rdlock(PL(rw), 1, CLOCK_REALTIME, NULL)
-              : pl_rdlock(PL(rw), 1, CLOCK_REALTIME, NULL);
+  int m = pl_mode(), e;
+  if (RM_LIKELY(m == PL_BRAVO)) {
+    int why = pl_rdlock_fast(PL(rw));
+    if (RM_LIKELY(why == RM_BRAVO_FAST)) return 0;
+    e = pl_rdlock(PL(rw), 1, CLOCK_REALTIME, NULL, why);
+  } else if (m == PL_PRWLOCK) {
+    if (RM_LIKELY(pw_rdlock_fast(PL(rw)))) return 0;
+    e = pw_rdlock(PL(rw), 1, CLOCK_REALTIME, NULL);
+  } else {
+    return real.tryrdlock(rw);
+  }
   return e == EDEADLK ? EBUSY : e; /* glibc: a try-lock never reports EDEADLK */
 }
 
+/* The timed forms validate clock and timeout first, as glibc does, so they
+ * take the general path. */
 PL_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *rw, const struct timespec *abs) {
   if (PASSTHROUGH()) return real.timedrdlock(rw, abs);
   if (PRW()) return pw_rdlock(PL(rw), 2, CLOCK_REALTIME, abs);
-  return pl_rdlock(PL(rw), 2, CLOCK_REALTIME, abs);
+  return pl_rdlock(PL(rw), 2, CLOCK_REALTIME, abs, -1);
 }
 
 PL_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *rw, clockid_t clk,
                                          const struct timespec *abs) {
   if (PASSTHROUGH()) return real.clockrdlock(rw, clk, abs);
   if (PRW()) return pw_rdlock(PL(rw), 2, clk, abs);
-  return pl_rdlock(PL(rw), 2, clk, abs);
+  return pl_rdlock(PL(rw), 2, clk, abs, -1);
 }
 
 PL_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *rw) {
@@ -780,9 +888,19 @@ PL_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *rw, clockid_t clk,
 }
 
 PL_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *rw) {
-  if (PASSTHROUGH()) return real.unlock(rw);
-  if (PRW()) return pw_unlock(PL(rw));
-  return pl_unlock(PL(rw));
+  int m = pl_mode();
+  if (RM_LIKELY(m == PL_BRAVO)) {
+    if (RM_LIKELY(pl_unlock_fast(PL(rw)))) return 0;
+    return pl_unlock(PL(rw));
+  }
+  if (m == PL_PRWLOCK) {
+    /* Our own passive hold first: a thread that holds l passively cannot
+     * hold its write lock too (pw_wrlock refuses with EDEADLK). */
+    struct rm_fcp_reader *r = rm_fcp_tls_default;
+    if (RM_LIKELY(r != NULL) && RM_LIKELY(pw_unlock_own(PW_DOMAIN, r, PL(rw)))) return 0;
+    return pw_unlock(PL(rw));
+  }
+  return real.unlock(rw);
 }
 
 /* Attributes: glibc's layout and checks. */

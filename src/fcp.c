@@ -56,6 +56,9 @@ RM_API bool rm_fcp_membarrier_mode(void) {
  * here, so they issue membarriers: safe whichever value a reader saw. */
 static void mode_init(void) {
   if (!rm_membarrier_available()) return;
+  /* rm_fcp_leave_own() relies on rm_fcp_release_foreign()'s membarrier. */
+  if (!(rm_atomic_load_relaxed(&rm_fcp_mode) & RM_FCP_MEMBARRIER))
+    rm_atomic_fetch_or_acq_rel(&rm_fcp_mode, RM_FCP_MEMBARRIER);
   uint32_t m = rm_atomic_load_relaxed(&rm_fcp_mode);
   while (!(m & (RM_FCP_NOFENCE | RM_FCP_SWITCHED)) &&
          !rm_atomic_cas_acq_rel(&rm_fcp_mode, &m, m | RM_FCP_NOFENCE)) {
@@ -341,12 +344,22 @@ RM_API bool rm_fcp_release_foreign(rm_fcp_domain_t *d, const void *obj,
         continue;
       }
       if (!rm_atomic_cas_acq_rel(&r->nest, &n, RM_FCP_NEST_BUSY)) continue;
+      /* Dekker with the owner's rm_fcp_leave_own(): BUSY above, then our
+       * read of `passive` (the CAS below); the owner stores NULL, then reads
+       * `nest`, with no fence of its own while membarrier is registered:
+       * the membarrier gives it one.  Then either our CAS fails on its NULL
+       * or it sees BUSY and, after we clear it, `stolen`. */
+      if (rm_membarrier_available()) rm_membarrier();
+      else rm_fence_store_load();
       const void *p = obj;
       /* Release, as the owner's U1: whatever the holder did is ordered
        * before a writer that sees NULL (the owner handed it to us through
        * the program's own synchronisation). */
       bool took = __atomic_compare_exchange_n(&r->passive, &p, (const void *)NULL, false,
                                               __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
+      /* Only releasers write `stolen`, one at a time (BUSY); the owner reads
+       * it after seeing BUSY cleared (release below, acquire there). */
+      if (took) rm_atomic_store_relaxed(&r->stolen, rm_atomic_load_relaxed(&r->stolen) + 1u);
       rm_atomic_store_release(&r->nest, 0u);
       if (!took) break; /* the owner left first */
       if (rm_atomic_load_seq_cst(&r->owner) == 0) { /* an orphan (see record_orphan) */

@@ -95,6 +95,7 @@ struct rm_fcp_reader {
   struct rm_fcp_reader *next;     /* the domain's list (append-only) */
   struct rm_fcp_reader *tnext;    /* the owning thread's records */
   uint64_t owner;                 /* rm_thread_identity() of the owner */
+  uint32_t stolen;                /* holds other threads released (releasers write, under BUSY) */
 } RM_ALIGNED;
 
 struct rm_fcp_domain {
@@ -179,6 +180,7 @@ RM_INLINE struct rm_fcp_reader *rm_fcp_self_cached(rm_fcp_domain_t *d) {
 #define RM_FCP_NOFENCE 0x1u       /* readers skip the fence (writers use membarrier) */
 #define RM_FCP_SWITCHED 0x2u      /* rm_fcp_switch_to_fence() has begun: readers fence */
 #define RM_FCP_WRITERS_FENCE 0x4u /* ... and finished: writers need no membarrier */
+#define RM_FCP_MEMBARRIER 0x8u    /* membarrier is registered (set at first record claim) */
 extern RM_API uint32_t rm_fcp_mode;
 
 /* Readers skip the fence only when every writer will issue a membarrier.
@@ -218,6 +220,42 @@ RM_INLINE void rm_fcp_leave(rm_fcp_domain_t *d, struct rm_fcp_reader *r) {
   RM_DEBUG_YIELD();
   rm_fcp_report(d, r);
   if (RM_UNLIKELY(rm_atomic_load_relaxed(&r->wake))) rm_fcp_wake_writers(r);
+}
+
+/*
+ * rm_fcp_leave() for domains whose holds other threads may release
+ * (rm_fcp_release_foreign): the owner gives up its single hold of obj (it
+ * has read `nest` == 0 with acquire, or rm_fcp_nest_drop() said so, and
+ * `passive` == obj).  Returns true if it released the hold, false if a
+ * releaser took the hold away first: the caller's unlock must then release
+ * some other hold, as a count would.  Between our check of `passive` and
+ * our store of NULL a releaser may take the hold (CAS obj -> NULL); both
+ * would count it.  Dekker: we store `passive` (U1), then read `nest`; the
+ * releaser marks `nest` BUSY, then reads `passive` with its CAS, with a
+ * membarrier between (so we need no fence while membarrier is registered;
+ * without it we fence).  So either its CAS finds our NULL and fails, or we
+ * see BUSY (or the count it left: `stolen`, bumped before it clears BUSY
+ * with release).  The `stolen` we compare with is read after our acquire
+ * of `nest` saw it not BUSY, so it includes every earlier take.
+ */
+RM_INLINE bool rm_fcp_leave_own(rm_fcp_domain_t *d, struct rm_fcp_reader *r, const void *obj) {
+  uint32_t s0 = rm_atomic_load_relaxed(&r->stolen);
+  if (rm_atomic_load_acquire(&r->passive) != obj) return false; /* taken already */
+  rm_atomic_store_release(&r->passive, (const void *)NULL); /* (U1) */
+  RM_DEBUG_YIELD();
+  if (RM_UNLIKELY(!(rm_atomic_load_relaxed(&rm_fcp_mode) & RM_FCP_MEMBARRIER)))
+    rm_fence_store_load(); /* U1 before the load of nest (no membarrier to rely on) */
+  else
+    rm_compiler_barrier(); /* the releaser's membarrier orders it in the CPU */
+  uint32_t n = rm_atomic_load_acquire(&r->nest);
+  while (RM_UNLIKELY(n & RM_FCP_NEST_BUSY)) {
+    rm_cpu_relax();
+    n = rm_atomic_load_acquire(&r->nest);
+  }
+  bool mine = rm_atomic_load_relaxed(&r->stolen) == s0;
+  rm_fcp_report(d, r);
+  if (RM_UNLIKELY(rm_atomic_load_relaxed(&r->wake))) rm_fcp_wake_writers(r);
+  return mine;
 }
 
 #ifdef __cplusplus

@@ -11,6 +11,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -348,6 +349,70 @@ static void test_foreign_race(void) {
   pthread_join(h, NULL);
 }
 
+/* Two holders, two unlocks at once: one thread releases its own hold while
+ * another thread releases the hold a third thread took and handed over
+ * (glibc counts holds, so that is legal there).  Whichever hold the foreign
+ * unlock picks, afterwards nothing may be held.  Two workers swap the roles
+ * of holder and racer every round, so the foreign unlock meets their holds
+ * in both orders. */
+static pthread_rwlock_t rml = PTHREAD_RWLOCK_INITIALIZER;
+static int rm_go, rm_held, rm_turn, rm_done, rm_stop;
+/* Spin a little (so the two unlocks overlap), then yield: four threads may
+ * share two CPUs. */
+static int rm_wait(int *v, int want, int spin) {
+  for (int i = 0; __atomic_load_n(v, __ATOMIC_ACQUIRE) != want; i++) {
+    if (__atomic_load_n(&rm_stop, __ATOMIC_ACQUIRE)) return 0;
+    if (i >= spin) sched_yield();
+  }
+  return 1;
+}
+static void *rm_worker(void *a) {
+  int me = (int)(intptr_t)a;
+  for (int round = 1; rm_wait(&rm_go, round, 0); round++) {
+    if ((round & 1) == me) { /* holder: the releaser thread gives this one back */
+      CHECK_ERR(pthread_rwlock_rdlock(&rml), 0);
+      __atomic_store_n(&rm_held, round, __ATOMIC_RELEASE);
+    } else { /* racer */
+      if (!rm_wait(&rm_held, round, 0)) break;
+      CHECK_ERR(pthread_rwlock_rdlock(&rml), 0);
+      __atomic_store_n(&rm_turn, round, __ATOMIC_RELEASE); /* it releases one ... */
+      /* ... as we release ours: a delay that varies by round, so the two
+       * unlocks meet at every point of the releaser's search. */
+      for (volatile int d = (round * 37) % 512; d > 0; d--) {
+      }
+      CHECK_ERR(pthread_rwlock_unlock(&rml), 0);
+      __atomic_store_n(&rm_done, round, __ATOMIC_RELEASE);
+    }
+  }
+  return NULL;
+}
+static void *rm_releaser(void *a) {
+  (void)a;
+  for (int round = 1; rm_wait(&rm_turn, round, 20000); round++) {
+    CHECK_ERR(pthread_rwlock_unlock(&rml), 0);
+    __atomic_store_n(&rm_turn, -round, __ATOMIC_RELEASE);
+  }
+  return NULL;
+}
+static void test_foreign_race_two_holders(void) {
+  enum { ROUNDS = 10000 };
+  warm(&rml);
+  pthread_t w[2], r;
+  for (intptr_t i = 0; i < 2; i++) CHECK(pthread_create(&w[i], NULL, rm_worker, (void *)i) == 0);
+  CHECK(pthread_create(&r, NULL, rm_releaser, NULL) == 0);
+  for (int round = 1; round <= ROUNDS; round++) {
+    __atomic_store_n(&rm_go, round, __ATOMIC_RELEASE);
+    rm_wait(&rm_done, round, 0);
+    rm_wait(&rm_turn, -round, 0);
+    /* Two holds, two unlocks: nothing is held now. */
+    CHECK_ERR(pthread_rwlock_trywrlock(&rml), 0);
+    CHECK_ERR(pthread_rwlock_unlock(&rml), 0);
+  }
+  __atomic_store_n(&rm_stop, 1, __ATOMIC_RELEASE);
+  for (int i = 0; i < 2; i++) pthread_join(w[i], NULL);
+  pthread_join(r, NULL);
+}
+
 /* Process-shared: one lock in shared memory, two processes. */
 struct shm {
   pthread_rwlock_t l;
@@ -521,6 +586,7 @@ int main(void) {
   test_many_locks();
   test_foreign_unlock();
   test_foreign_race();
+  test_foreign_race_two_holders();
   test_pshared();
   test_fork();
   test_signal();
