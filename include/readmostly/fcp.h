@@ -59,8 +59,10 @@
  *   record holds obj.  A domain used this way must change `nest` only with
  *   rm_fcp_nest_add() and rm_fcp_nest_drop(), which cooperate with the
  *   releaser (it marks `nest` with RM_FCP_NEST_BUSY while it takes the
- *   hold away, so that neither side miscounts).  prwlock's own domains do
- *   not use any of this.
+ *   hold away, so that neither side miscounts), and the owner must give
+ *   up a single hold with rm_fcp_leave_own(), which returns false when a
+ *   releaser took that hold first (the owner's unlock then releases some
+ *   other hold).  prwlock's own domains do not use any of this.
  *
  * RETURN VALUES
  *   rm_fcp_domain_create: 0, ENOMEM.  rm_fcp_domain_destroy: 0, EBUSY while a
