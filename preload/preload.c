@@ -372,6 +372,18 @@ static int pl_check_timeout(clockid_t clk, const struct timespec *abs) {
   return 0;
 }
 
+/* futexrw's read and write lock by mode (0 block, 1 try, 2 timed). */
+static int pl_futex_read(struct pl_lock *l, int mode, clockid_t clk, const struct timespec *abs) {
+  return mode == 1 ? rm_futexrw_read_trylock(&l->fx)
+       : mode == 2 ? rm_futexrw_read_timedlock(&l->fx, (int)clk, abs)
+                   : rm_futexrw_read_lock(&l->fx);
+}
+static int pl_futex_write(struct pl_lock *l, int mode, clockid_t clk, const struct timespec *abs) {
+  return mode == 1 ? rm_futexrw_write_trylock(&l->fx)
+       : mode == 2 ? rm_futexrw_write_timedlock(&l->fx, (int)clk, abs)
+                   : rm_futexrw_write_lock(&l->fx);
+}
+
 /* ---- the common read lock and unlock, inlined into the exported functions ---- *
  *
  * pthread_rwlock_rdlock/tryrdlock try this before anything else: a lock the
@@ -429,11 +441,8 @@ static RM_NOINLINE int pl_rdlock(struct pl_lock *l, int mode, clockid_t clk,
     int e = pl_check_timeout(clk, abs);
     if (e) return e;
   }
-  if (RM_UNLIKELY(l->fx.pshared)) { /* never biased: the table is per process */
-    return mode == 1 ? rm_futexrw_read_trylock(&l->fx)
-         : mode == 2 ? rm_futexrw_read_timedlock(&l->fx, (int)clk, abs)
-                     : rm_futexrw_read_lock(&l->fx);
-  }
+  if (RM_UNLIKELY(l->fx.pshared)) /* never biased: the table is per process */
+    return pl_futex_read(l, mode, clk, abs);
   /* A recursive read of a fast hold never touches the lock: the slot we
    * already own keeps every writer out (a revoking writer waits for it), so
    * we only count the extra hold in the slot's nesting bits.  Only this
@@ -475,9 +484,7 @@ static RM_NOINLINE int pl_rdlock(struct pl_lock *l, int mode, clockid_t clk,
     why = RM_BRAVO_SLOW_COLLISION;
   }
 slow_why:;
-  int e = mode == 1 ? rm_futexrw_read_trylock(&l->fx)
-        : mode == 2 ? rm_futexrw_read_timedlock(&l->fx, (int)clk, abs)
-                    : rm_futexrw_read_lock(&l->fx);
+  int e = pl_futex_read(l, mode, clk, abs);
   if (e) return e;
   if (PL_STATS_ON()) pl_count(l, why, 1);
   if (RM_LIKELY(!(rm_atomic_load_relaxed(&l->fx.reserved[0]) & PL_NOBIAS)))
@@ -495,9 +502,7 @@ static int pl_wrlock(struct pl_lock *l, int mode, clockid_t clk, const struct ti
   /* We read-hold it through the table: we would wait for ourselves forever
    * (glibc hangs here; we say so). */
   if (pl_n && pl_find(l) && mode != 1) return EDEADLK;
-  int e = mode == 1 ? rm_futexrw_write_trylock(&l->fx)
-        : mode == 2 ? rm_futexrw_write_timedlock(&l->fx, (int)clk, abs)
-                    : rm_futexrw_write_lock(&l->fx);
+  int e = pl_futex_write(l, mode, clk, abs);
   if (e) return e;
   if (!l->fx.pshared) {
     bool stats = PL_STATS_ON();
@@ -619,12 +624,6 @@ static RM_NOINLINE int pl_unlock(struct pl_lock *l) {
 
 #define PW_DOMAIN (&rm_fcp_default) /* rm_fcp_default_domain(), without the call */
 
-static int pw_futex_read(struct pl_lock *l, int mode, clockid_t clk, const struct timespec *abs) {
-  return mode == 1 ? rm_futexrw_read_trylock(&l->fx)
-       : mode == 2 ? rm_futexrw_read_timedlock(&l->fx, (int)clk, abs)
-                   : rm_futexrw_read_lock(&l->fx);
-}
-
 /* While a thread blocks in futexrw, its record (holding nothing passively)
  * is "offline": seen = UINT64_MAX, so writers neither wait for it nor issue
  * a membarrier because of it.  Coming back costs a report and a fence, which
@@ -648,69 +647,60 @@ RM_INLINE void pw_online(struct rm_fcp_reader *r) {
  * count comes out as glibc's would. */
 static RM_NOINLINE void pw_back_out(rm_fcp_domain_t *d, struct rm_fcp_reader *r,
                                     struct pl_lock *l) {
-  if (rm_fcp_leave_own(d, r, l)) return;
+  if (rm_fcp_unlock_own(d, r, l)) return;
   if (!pl_release_slow(l)) (void)rm_fcp_release_foreign(d, l, r);
 }
 
-/* The common read lock, inlined into pthread_rwlock_rdlock/tryrdlock: the
- * thread's record is free and no writer holds (or, for the nonrecursive
- * writer-preference kind, waits for) the lock.  No EDEADLK check is needed:
- * if this thread held the write lock, futexrw's WRITER bit would send us
- * back.  false: nothing is held; pw_rdlock decides. */
-RM_INLINE bool pw_rdlock_fast(struct pl_lock *l) {
-  struct rm_fcp_reader *r = rm_fcp_tls_default;
-  if (RM_UNLIKELY(r == NULL) || RM_UNLIKELY(l->fx.pshared)) return false;
-  /* Acquire: see pw_rdlock. */
-  if (rm_atomic_load_acquire(&r->passive) != NULL) return false;
+/* One passive attempt with the caller's record r (private locks only). */
+enum { PW_HELD, PW_BUSY /* no record, or it holds something */, PW_RACED /* a writer: backed out */ };
+RM_INLINE int pw_try_passive(struct pl_lock *l, struct rm_fcp_reader *r) {
+  /* Acquire: a NULL left by a releaser that took our last hold comes with
+   * its BUSY mark of `nest` (rm_fcp_unlock_own relies on it). */
+  if (RM_UNLIKELY(r == NULL) || rm_atomic_load_acquire(&r->passive) != NULL) return PW_BUSY;
   rm_fcp_enter(r, l); /* (R1) */
-  /* (R2) acquire: the section sees the last writer's stores. */
+  /* (R2) acquire: the section sees the last writer's stores (futexrw's
+   * write unlock is a release of this word). */
   uint64_t st = rm_atomic_load_acquire(&l->fx.state);
   if (RM_LIKELY(rm_futexrw_reader_may_enter(&l->fx, st))) {
     if (PL_STATS_ON()) pl_count(l, PS_FAST, 1);
-    return true;
+    return PW_HELD;
   }
-  pw_back_out(PW_DOMAIN, r, l);
-  return false;
+  pw_back_out(PW_DOMAIN, r, l); /* (and wake the writer if it parked) */
+  return PW_RACED;
 }
 
+/* The common read lock, inlined into pthread_rwlock_rdlock/tryrdlock.  No
+ * EDEADLK check is needed: if this thread held the write lock, futexrw's
+ * WRITER bit would send it back (PW_RACED), and pw_rdlock checks. */
+RM_INLINE int pw_rdlock_fast(struct pl_lock *l) {
+  if (RM_UNLIKELY(l->fx.pshared)) return PW_BUSY;
+  return pw_try_passive(l, rm_fcp_tls_default);
+}
+
+/* tried: pw_rdlock_fast's answer (PW_BUSY when it was not called). */
 static RM_NOINLINE int pw_rdlock(struct pl_lock *l, int mode, clockid_t clk,
-                                 const struct timespec *abs) {
+                                 const struct timespec *abs, int tried) {
   uint32_t me = pl_owner_id(l);
   if (RM_UNLIKELY(rm_atomic_load_relaxed(&l->fx.owner) == me)) return EDEADLK;
   if (mode == 2) {
     int e = pl_check_timeout(clk, abs);
     if (e) return e;
   }
-  if (RM_UNLIKELY(l->fx.pshared)) return pw_futex_read(l, mode, clk, abs);
-  rm_fcp_domain_t *d = PW_DOMAIN;
-  struct rm_fcp_reader *r = rm_fcp_self(d);
-  int why = PS_COLLISION; /* record missing or busy with another lock */
-  while (RM_LIKELY(r != NULL)) {
-    /* Acquire: a NULL left by a releaser that took our last hold comes with
-     * its BUSY mark of `nest` (see rm_fcp_leave_own). */
-    const void *p = rm_atomic_load_acquire(&r->passive);
-    if (RM_LIKELY(p == NULL)) {
-      rm_fcp_enter(r, l); /* (R1) */
-      /* (R2) acquire: the section sees the last writer's stores (futexrw's
-       * write unlock is a release of this word). */
-      uint64_t st = rm_atomic_load_acquire(&l->fx.state);
-      if (RM_LIKELY(rm_futexrw_reader_may_enter(&l->fx, st))) {
-        if (PL_STATS_ON()) pl_count(l, PS_FAST, 1);
-        return 0;
-      }
-      pw_back_out(d, r, l); /* a writer: back out (and wake it if it parked) */
-      why = PS_RACED;
-      break;
-    }
-    if (p != l) break;
+  if (RM_UNLIKELY(l->fx.pshared)) return pl_futex_read(l, mode, clk, abs);
+  struct rm_fcp_reader *r = rm_fcp_self(PW_DOMAIN); /* claims a record on first use */
+  while (tried != PW_RACED) {
+    tried = pw_try_passive(l, r);
+    if (tried == PW_HELD) return 0;
+    if (tried == PW_RACED || r == NULL || rm_atomic_load_acquire(&r->passive) != l) break;
     /* Recursive: count it; never blocks, even while a writer waits for us. */
     if (rm_fcp_nest_add(r, l)) return 0;
-    /* Another thread released our hold meanwhile (take a new one), or the
-     * count is full (take futexrw). */
+    /* The count is full (take futexrw), or another thread released our
+     * hold meanwhile (try again). */
     if (rm_atomic_load_relaxed(&r->passive) == l) break;
   }
+  int why = tried == PW_RACED ? PS_RACED : PS_COLLISION; /* record missing or busy */
   struct rm_fcp_reader *off = pw_offline(r, mode);
-  int e = pw_futex_read(l, mode, clk, abs);
+  int e = pl_futex_read(l, mode, clk, abs);
   pw_online(off);
   if (e == 0 && PL_STATS_ON()) pl_count(l, why, 1);
   return e;
@@ -731,9 +721,7 @@ static int pw_wrlock(struct pl_lock *l, int mode, clockid_t clk, const struct ti
     if (r && rm_atomic_load_relaxed(&r->passive) == l) return mode == 1 ? EBUSY : EDEADLK;
   }
   struct rm_fcp_reader *off = pw_offline(r, mode);
-  int e = mode == 1 ? rm_futexrw_write_trylock(&l->fx)
-        : mode == 2 ? rm_futexrw_write_timedlock(&l->fx, (int)clk, abs)
-                    : rm_futexrw_write_lock(&l->fx);
+  int e = pl_futex_write(l, mode, clk, abs);
   pw_online(off);
   if (e) return e;
   if (!l->fx.pshared) {
@@ -750,35 +738,19 @@ static int pw_wrlock(struct pl_lock *l, int mode, clockid_t clk, const struct ti
   return 0;
 }
 
-/* Release this thread's passive hold of l, if it has one: a recursive
- * level, else the hold itself.  false: no hold of ours (any more). */
-RM_INLINE bool pw_unlock_own(rm_fcp_domain_t *d, struct rm_fcp_reader *r, struct pl_lock *l) {
-  /* Acquire: if a releaser took our hold, we see its BUSY mark or what it
-   * left (rm_fcp_leave_own needs that). */
-  if (rm_atomic_load_acquire(&r->passive) != l) return false;
-  /* nest is 0 unless we recursed or a foreign release is under way. */
-  if (RM_UNLIKELY(rm_atomic_load_acquire(&r->nest) != 0) && rm_fcp_nest_drop(r, l)) return true;
-  /* false: another thread took the hold before our store of NULL counted */
-  return rm_fcp_leave_own(d, r, l);
-}
-
-static RM_NOINLINE int pw_unlock(struct pl_lock *l) {
+/* After rm_fcp_unlock_own() found no hold of the caller's (r may be NULL):
+ * the write hold, else a hold taken through futexrw (ours or another
+ * thread's), else another thread's passive hold (glibc lets any thread
+ * release a read hold). */
+static RM_NOINLINE int pw_unlock(struct pl_lock *l, struct rm_fcp_reader *r) {
   uint32_t me = pl_owner_id(l);
   uint64_t s = rm_atomic_load_relaxed(&l->fx.state);
   if ((s & RM_FUTEXRW_WRITER) && rm_atomic_load_relaxed(&l->fx.owner) == me) {
     rm_atomic_store_relaxed(&l->fx.owner, 0u);
     return rm_futexrw_write_unlock(&l->fx);
   }
-  rm_fcp_domain_t *d = PW_DOMAIN;
-  struct rm_fcp_reader *r = NULL;
-  if (!l->fx.pshared) {
-    r = rm_fcp_self_cached(d);
-    if (r && pw_unlock_own(d, r, l)) return 0;
-  }
-  /* A hold taken through futexrw (ours or another thread's), else another
-   * thread's passive hold (glibc lets any thread release a read hold). */
   if (pl_release_slow(l)) return 0;
-  if (!l->fx.pshared && rm_fcp_release_foreign(d, l, r)) return 0;
+  if (!l->fx.pshared && rm_fcp_release_foreign(PW_DOMAIN, l, r)) return 0;
   return EPERM;
 }
 
@@ -825,8 +797,9 @@ PL_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *rw) {
     return pl_rdlock(PL(rw), 0, CLOCK_REALTIME, NULL, why);
   }
   if (m == PL_PRWLOCK) {
-    if (RM_LIKELY(pw_rdlock_fast(PL(rw)))) return 0;
-    return pw_rdlock(PL(rw), 0, CLOCK_REALTIME, NULL);
+    int t = pw_rdlock_fast(PL(rw));
+    if (RM_LIKELY(t == PW_HELD)) return 0;
+    return pw_rdlock(PL(rw), 0, CLOCK_REALTIME, NULL, t);
   }
   return real.rdlock(rw);
 }
@@ -838,8 +811,9 @@ PL_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *rw) {
     if (RM_LIKELY(why == RM_BRAVO_FAST)) return 0;
     e = pl_rdlock(PL(rw), 1, CLOCK_REALTIME, NULL, why);
   } else if (m == PL_PRWLOCK) {
-    if (RM_LIKELY(pw_rdlock_fast(PL(rw)))) return 0;
-    e = pw_rdlock(PL(rw), 1, CLOCK_REALTIME, NULL);
+    int t = pw_rdlock_fast(PL(rw));
+    if (RM_LIKELY(t == PW_HELD)) return 0;
+    e = pw_rdlock(PL(rw), 1, CLOCK_REALTIME, NULL, t);
   } else {
     return real.tryrdlock(rw);
   }
@@ -850,14 +824,14 @@ PL_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *rw) {
  * take the general path. */
 PL_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *rw, const struct timespec *abs) {
   if (PASSTHROUGH()) return real.timedrdlock(rw, abs);
-  if (PRW()) return pw_rdlock(PL(rw), 2, CLOCK_REALTIME, abs);
+  if (PRW()) return pw_rdlock(PL(rw), 2, CLOCK_REALTIME, abs, PW_BUSY);
   return pl_rdlock(PL(rw), 2, CLOCK_REALTIME, abs, -1);
 }
 
 PL_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *rw, clockid_t clk,
                                          const struct timespec *abs) {
   if (PASSTHROUGH()) return real.clockrdlock(rw, clk, abs);
-  if (PRW()) return pw_rdlock(PL(rw), 2, clk, abs);
+  if (PRW()) return pw_rdlock(PL(rw), 2, clk, abs, PW_BUSY);
   return pl_rdlock(PL(rw), 2, clk, abs, -1);
 }
 
@@ -897,8 +871,8 @@ PL_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *rw) {
     /* Our own passive hold first: a thread that holds l passively cannot
      * hold its write lock too (pw_wrlock refuses with EDEADLK). */
     struct rm_fcp_reader *r = rm_fcp_tls_default;
-    if (RM_LIKELY(r != NULL) && RM_LIKELY(pw_unlock_own(PW_DOMAIN, r, PL(rw)))) return 0;
-    return pw_unlock(PL(rw));
+    if (RM_LIKELY(r != NULL) && RM_LIKELY(rm_fcp_unlock_own(PW_DOMAIN, r, PL(rw)))) return 0;
+    return pw_unlock(PL(rw), r);
   }
   return real.unlock(rw);
 }

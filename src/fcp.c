@@ -56,7 +56,9 @@ RM_API bool rm_fcp_membarrier_mode(void) {
  * here, so they issue membarriers: safe whichever value a reader saw. */
 static void mode_init(void) {
   if (!rm_membarrier_available()) return;
-  /* rm_fcp_leave_own() relies on rm_fcp_release_foreign()'s membarrier. */
+  /* rm_fcp_unlock_own() relies on rm_fcp_release_foreign()'s membarrier
+   * when it sees this bit.  Relaxed is enough: registration is done (the
+   * check above), so any thread that sees the bit can rely on it. */
   if (!(rm_atomic_load_relaxed(&rm_fcp_mode) & RM_FCP_MEMBARRIER))
     rm_atomic_fetch_or_acq_rel(&rm_fcp_mode, RM_FCP_MEMBARRIER);
   uint32_t m = rm_atomic_load_relaxed(&rm_fcp_mode);
@@ -295,13 +297,8 @@ RM_API bool rm_fcp_held(rm_fcp_domain_t *d, const void *obj) {
  * the hold is gone if it is.  Acquire on `nest`: the releaser stores
  * passive = NULL before it clears BUSY (release), so we then see NULL. */
 RM_API bool rm_fcp_nest_add(struct rm_fcp_reader *r, const void *obj) {
-  uint32_t n = rm_atomic_load_acquire(&r->nest);
   for (;;) {
-    if (n & RM_FCP_NEST_BUSY) {
-      rm_cpu_relax();
-      n = rm_atomic_load_acquire(&r->nest);
-      continue;
-    }
+    uint32_t n = rm_fcp_nest_settled(r);
     if (rm_atomic_load_relaxed(&r->passive) != obj) return false;
     if (n == RM_FCP_NEST_BUSY - 1u) return false; /* full: the caller takes it otherwise */
     if (rm_atomic_cas_acq_rel(&r->nest, &n, n + 1u)) return true;
@@ -311,13 +308,8 @@ RM_API bool rm_fcp_nest_add(struct rm_fcp_reader *r, const void *obj) {
 /* The owner drops one recursive hold: true if it did; false when nest is 0
  * (the caller leaves) or the hold is gone (passive is no longer obj). */
 RM_API bool rm_fcp_nest_drop(struct rm_fcp_reader *r, const void *obj) {
-  uint32_t n = rm_atomic_load_acquire(&r->nest);
   for (;;) {
-    if (n & RM_FCP_NEST_BUSY) {
-      rm_cpu_relax();
-      n = rm_atomic_load_acquire(&r->nest);
-      continue;
-    }
+    uint32_t n = rm_fcp_nest_settled(r);
     if (n == 0 || rm_atomic_load_relaxed(&r->passive) != obj) return false;
     /* Release: our section happens before whoever sees the lower count. */
     if (rm_atomic_cas_acq_rel(&r->nest, &n, n - 1u)) return true;
@@ -344,7 +336,7 @@ RM_API bool rm_fcp_release_foreign(rm_fcp_domain_t *d, const void *obj,
         continue;
       }
       if (!rm_atomic_cas_acq_rel(&r->nest, &n, RM_FCP_NEST_BUSY)) continue;
-      /* Dekker with the owner's rm_fcp_leave_own(): BUSY above, then our
+      /* Dekker with the owner's rm_fcp_unlock_own(): BUSY above, then our
        * read of `passive` (the CAS below); the owner stores NULL, then reads
        * `nest`, with no fence of its own while membarrier is registered:
        * the membarrier gives it one.  Then either our CAS fails on its NULL

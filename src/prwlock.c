@@ -152,14 +152,8 @@ RM_API int rm_prwlock_read_unlock_slowpath(rm_prwlock_t *l) {
   rm_fcp_domain_t *d = l->domain;
   if (d != NULL) { /* a passive hold in another domain's record */
     struct rm_fcp_reader *r = rm_fcp_self(d); /* finds it even if evicted from the cache */
-    if (r && rm_atomic_load_relaxed(&r->passive) == (const void *)l) {
-      if (r->nest != 0) {
-        r->nest--;
-        return 0;
-      }
-      rm_fcp_leave(d, r);
-      return 0;
-    }
+    if (r && rm_atomic_load_relaxed(&r->passive) == (const void *)l)
+      return rm_prwlock_passive_unlock(d, r);
   }
   return rm_prwlock_active_unlock(l);
 }

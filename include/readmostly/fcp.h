@@ -59,10 +59,9 @@
  *   record holds obj.  A domain used this way must change `nest` only with
  *   rm_fcp_nest_add() and rm_fcp_nest_drop(), which cooperate with the
  *   releaser (it marks `nest` with RM_FCP_NEST_BUSY while it takes the
- *   hold away, so that neither side miscounts), and the owner must give
- *   up a single hold with rm_fcp_leave_own(), which returns false when a
- *   releaser took that hold first (the owner's unlock then releases some
- *   other hold).  prwlock's own domains do not use any of this.
+ *   hold away, so that neither side miscounts), and the owner must unlock
+ *   with rm_fcp_unlock_own(), which returns false when a releaser took the
+ *   hold first (the owner's unlock then releases some other hold).  prwlock's own domains do not use any of this.
  *
  * RETURN VALUES
  *   rm_fcp_domain_create: 0, ENOMEM.  rm_fcp_domain_destroy: 0, EBUSY while a
@@ -224,37 +223,56 @@ RM_INLINE void rm_fcp_leave(rm_fcp_domain_t *d, struct rm_fcp_reader *r) {
   if (RM_UNLIKELY(rm_atomic_load_relaxed(&r->wake))) rm_fcp_wake_writers(r);
 }
 
-/*
- * rm_fcp_leave() for domains whose holds other threads may release
- * (rm_fcp_release_foreign): the owner gives up its single hold of obj (it
- * has read `nest` == 0 with acquire, or rm_fcp_nest_drop() said so, and
- * `passive` == obj).  Returns true if it released the hold, false if a
- * releaser took the hold away first: the caller's unlock must then release
- * some other hold, as a count would.  Between our check of `passive` and
- * our store of NULL a releaser may take the hold (CAS obj -> NULL); both
- * would count it.  Dekker: we store `passive` (U1), then read `nest`; the
- * releaser marks `nest` BUSY, then reads `passive` with its CAS, with a
- * membarrier between (so we need no fence while membarrier is registered;
- * without it we fence).  So either its CAS finds our NULL and fails, or we
- * see BUSY (or the count it left: `stolen`, bumped before it clears BUSY
- * with release).  The `stolen` we compare with is read after our acquire
- * of `nest` saw it not BUSY, so it includes every earlier take.
- */
-RM_INLINE bool rm_fcp_leave_own(rm_fcp_domain_t *d, struct rm_fcp_reader *r, const void *obj) {
-  uint32_t s0 = rm_atomic_load_relaxed(&r->stolen);
-  if (rm_atomic_load_acquire(&r->passive) != obj) return false; /* taken already */
-  rm_atomic_store_release(&r->passive, (const void *)NULL); /* (U1) */
-  RM_DEBUG_YIELD();
-  if (RM_UNLIKELY(!(rm_atomic_load_relaxed(&rm_fcp_mode) & RM_FCP_MEMBARRIER)))
-    rm_fence_store_load(); /* U1 before the load of nest (no membarrier to rely on) */
-  else
-    rm_compiler_barrier(); /* the releaser's membarrier orders it in the CPU */
+/* `nest` once no releaser is working on the record (RM_FCP_NEST_BUSY
+ * clear).  Acquire: a releaser clears BUSY with a release store after its
+ * CAS of `passive` and its update of `stolen`, so both are visible then. */
+RM_INLINE uint32_t rm_fcp_nest_settled(const struct rm_fcp_reader *r) {
   uint32_t n = rm_atomic_load_acquire(&r->nest);
   while (RM_UNLIKELY(n & RM_FCP_NEST_BUSY)) {
     rm_cpu_relax();
     n = rm_atomic_load_acquire(&r->nest);
   }
-  bool mine = rm_atomic_load_relaxed(&r->stolen) == s0;
+  return n;
+}
+
+/*
+ * The unlock of a passive hold for domains whose holds other threads may
+ * release (rm_fcp_release_foreign): releases one hold of obj that the
+ * caller's record r has, a recursive level or the hold itself (as
+ * rm_fcp_leave).  false: r holds no obj, or a releaser took the hold before
+ * our store of NULL counted; the caller's unlock must then release some
+ * other hold, as a count would.
+ *
+ * Ordering.  A releaser marks `nest` BUSY, issues a membarrier, then CASes
+ * `passive` obj -> NULL, bumps `stolen` and clears BUSY (release).  We read
+ * `stolen` (s0) after seeing `nest` settled, so s0 counts every take that
+ * came before (our current hold began after we saw such a take's NULL,
+ * which comes with its BUSY mark), and we read `passive` after s0
+ * (acquire on s0), so a take after s0 either shows as passive != obj or
+ * bumps `stolen` past s0.  Then Dekker: we store NULL (U1), then read
+ * `nest`; the releaser stores BUSY, then reads `passive` by its CAS.  Its
+ * membarrier puts a full barrier between our two accesses, so we need no
+ * fence while membarrier is registered (without it we fence).  Either its
+ * CAS finds our NULL and fails, or our read of `nest` sees BUSY (we wait,
+ * then see `stolen` moved) or what it left (`stolen` moved).
+ */
+RM_INLINE bool rm_fcp_unlock_own(rm_fcp_domain_t *d, struct rm_fcp_reader *r, const void *obj) {
+  uint32_t n = rm_fcp_nest_settled(r);
+  /* nest is 0 unless the owner recursed: drop a level.  false from
+   * rm_fcp_nest_drop: a releaser took the last level (nest is 0 now,
+   * settled) or the hold; both are handled below. */
+  if (RM_UNLIKELY(n != 0) && rm_fcp_nest_drop(r, obj)) return true;
+  uint32_t s0 = rm_atomic_load_acquire(&r->stolen);
+  if (rm_atomic_load_acquire(&r->passive) != obj) return false;
+  RM_DEBUG_YIELD(); /* a releaser may take the hold here */
+  rm_atomic_store_release(&r->passive, (const void *)NULL); /* (U1) */
+  RM_DEBUG_YIELD();
+  if (RM_UNLIKELY(!(rm_atomic_load_relaxed(&rm_fcp_mode) & RM_FCP_MEMBARRIER)))
+    rm_fence_store_load(); /* U1 before the read of nest: no membarrier to rely on */
+  else
+    rm_compiler_barrier(); /* the releaser's membarrier orders U1 and the read in the CPU */
+  rm_fcp_nest_settled(r);
+  bool mine = rm_atomic_load_relaxed(&r->stolen) == s0; /* after the acquire of nest */
   rm_fcp_report(d, r);
   if (RM_UNLIKELY(rm_atomic_load_relaxed(&r->wake))) rm_fcp_wake_writers(r);
   return mine;

@@ -159,20 +159,26 @@ RM_INLINE int rm_prwlock_read_timedlock(rm_prwlock_t *l, int clk, const struct t
   return rm_prwlock_read_mode(l, RM_FCP_TIMED, clk, abstime);
 }
 
+/* Give up one passive hold of the caller's record r in domain d: a
+ * recursive level (only the owner changes `nest` in prwlock's domains), or
+ * the hold itself. */
+RM_INLINE int rm_prwlock_passive_unlock(rm_fcp_domain_t *d, struct rm_fcp_reader *r) {
+  if (RM_UNLIKELY(r->nest != 0)) {
+    r->nest--;
+    return 0;
+  }
+  rm_fcp_leave(d, r);
+  return 0;
+}
+
 /* Fast path: the thread's default-domain record holds l, which can only be
  * if l is of the default domain (a record holds objects of its own domain
  * only), so the domain need not be looked at.  Everything else (other
  * domains, active holds) is the slow path. */
 RM_INLINE int rm_prwlock_read_unlock(rm_prwlock_t *l) {
   struct rm_fcp_reader *r = rm_fcp_tls_default;
-  if (RM_LIKELY(r != NULL) && RM_LIKELY(rm_atomic_load_relaxed(&r->passive) == l)) {
-    if (RM_UNLIKELY(r->nest != 0)) {
-      r->nest--;
-      return 0;
-    }
-    rm_fcp_leave(&rm_fcp_default, r);
-    return 0;
-  }
+  if (RM_LIKELY(r != NULL) && RM_LIKELY(rm_atomic_load_relaxed(&r->passive) == l))
+    return rm_prwlock_passive_unlock(&rm_fcp_default, r);
   return rm_prwlock_read_unlock_slowpath(l);
 }
 
