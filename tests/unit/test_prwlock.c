@@ -486,6 +486,22 @@ static void test_foreign_holds(void) {
   CHECK(!rm_fcp_nest_add(me, &fobj)); /* the hold is gone */
   CHECK(!rm_fcp_held(fd, &fobj));
   CHECK(!rm_fcp_release_foreign(fd, &fobj, me)); /* our own record is skipped */
+  /* The owner's unlock: a level, then the hold; then nothing of ours. */
+  rm_fcp_enter(me, &fobj);
+  CHECK(rm_fcp_nest_add(me, &fobj));
+  CHECK(rm_fcp_unlock_own(fd, me, &fobj));
+  CHECK(me->passive == &fobj);
+  CHECK(rm_fcp_unlock_own(fd, me, &fobj));
+  CHECK(me->passive == NULL);
+  CHECK(!rm_fcp_unlock_own(fd, me, &fobj));
+  /* A hold another thread took away: the owner's unlock says so, and the
+   * releaser counted the take in `stolen`. */
+  uint32_t st0 = me->stolen;
+  rm_fcp_enter(me, &fobj);
+  CHECK(rm_fcp_release_foreign(fd, &fobj, NULL));
+  CHECK_EQ(me->stolen, st0 + 1u);
+  CHECK(!rm_fcp_unlock_own(fd, me, &fobj));
+  CHECK(!rm_fcp_held(fd, &fobj));
   CHECK_ERR(rm_fcp_domain_leave(fd), 0);
   CHECK_ERR(rm_fcp_domain_destroy(fd), 0);
 }
