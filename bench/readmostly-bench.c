@@ -15,8 +15,11 @@
  * Experiments (BRAVO paper, section 5, sized for small machines):
  *   latency       one thread; read and write lock+unlock pairs.  With
  *                 --iterations N exactly N pairs (for callgrind); --param
- *                 op=read|write|both.  Metrics ns_per_read_pair,
- *                 ns_per_write_pair (BRAVO: the write pair with bias off).
+ *                 op=read|write|bias_off|both.  Metrics ns_per_read_pair,
+ *                 ns_per_write_pair (BRAVO: the write pair with bias off),
+ *                 ns_per_read_pair_bias_off (a write pair every 4096 read
+ *                 pairs, BRAVO's inhibit multiplier at 10^6: BRAVO-A's slow
+ *                 read path; other locks' plain read pair).
  *   readers       T threads read-lock and unlock one lock; ops_per_sec.
  *   alternator    a ring of T threads passing a notification; each reads
  *                 the lock once per turn; ns_per_handoff (section 5.2).
@@ -100,29 +103,36 @@ static void wait_go(void) {
 
 /* ---- experiment bodies (instantiated per implementation) --------------- */
 
-AI double lat_body(void *l, int write, uint64_t iters, double secs, rl_fn rl, ru_fn ru, wl_fn wl,
+/* mode 0: read pairs; 1: write pairs; 2: read pairs with one write pair
+ * every 4096 reads (the caller raises BRAVO's inhibit multiplier, so the
+ * writes keep the bias off: BRAVO-A's slow read path against A's read). */
+AI double lat_body(void *l, int mode, uint64_t iters, double secs, rl_fn rl, ru_fn ru, wl_fn wl,
                    wl_fn wu) {
   rm_token_t t;
-  /* Warm up; for a write pair this also revokes BRAVO's bias once. */
+  /* Warm up; for a write pair (and mode 2) this also revokes BRAVO's bias. */
   for (int i = 0; i < 1000; i++) {
-    if (write) { wl(l); wu(l); }
-    else { rl(l, &t); ru(l, t); }
+    if (mode != 1) { rl(l, &t); ru(l, t); }
+    if (mode != 0) { wl(l); wu(l); }
   }
   uint64_t n = 0, t0 = rm_now_ns(), t1;
   if (iters) {
-    if (write)
+    if (mode == 1)
       for (uint64_t i = 0; i < iters; i++) { wl(l); wu(l); }
     else
-      for (uint64_t i = 0; i < iters; i++) { rl(l, &t); ru(l, t); }
+      for (uint64_t i = 0; i < iters; i++) {
+        rl(l, &t); ru(l, t);
+        if (mode == 2 && (i & 4095u) == 4095u) { wl(l); wu(l); }
+      }
     n = iters;
     t1 = rm_now_ns();
   } else {
     uint64_t end = t0 + (uint64_t)(secs * 1e9);
     do {
-      if (write)
+      if (mode == 1)
         for (int i = 0; i < 4096; i++) { wl(l); wu(l); }
       else
         for (int i = 0; i < 4096; i++) { rl(l, &t); ru(l, t); }
+      if (mode == 2) { wl(l); wu(l); }
       n += 4096;
       t1 = rm_now_ns();
     } while (t1 < end);
@@ -659,7 +669,13 @@ static bool needs_writes(const char *exp) {
 
 static void exp_latency(void) {
   const char *op = param("op", "both");
-  bool rd = strcmp(op, "write") != 0, wr = strcmp(op, "read") != 0;
+  bool both = strcmp(op, "both") == 0;
+  bool rd = both || !strcmp(op, "read"), wr = both || !strcmp(op, "write");
+  bool off = both || !strcmp(op, "bias_off");
+  if (!rd && !wr && !off) {
+    fprintf(stderr, "readmostly-bench: bad op=%s (want read, write, bias_off or both)\n", op);
+    exit(2);
+  }
   for (int rep = 1; rep <= O.reps; rep++)
     for (int i = 0; i < O.nimpl; i++) {
       const struct impl *im = O.impl[i];
@@ -669,6 +685,15 @@ static void exp_latency(void) {
       if (wr && !(im->flags & IMPL_READ_ONLY))
         emit(im->name, 1, "", rep, "ns_per_write_pair", im->lat(l, 1, O.iterations, O.duration),
              "ns");
+      if (off && !(im->flags & IMPL_READ_ONLY)) {
+        /* Writes keep BRAVO's bias off: N large enough that no window ends
+         * during the run (10^6 x revocation time, about a second). */
+        unsigned n = rm_bravo_inhibit_multiplier();
+        rm_bravo_set_inhibit_multiplier(1000000u);
+        emit(im->name, 1, "", rep, "ns_per_read_pair_bias_off",
+             im->lat(l, 2, O.iterations, O.duration), "ns");
+        rm_bravo_set_inhibit_multiplier(n);
+      }
       lock_free(im, l);
     }
 }

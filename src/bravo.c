@@ -31,6 +31,8 @@
 /* Defined once, here, with default visibility: every shared object that
  * links libreadmostly sees this one table. */
 RM_API struct rm_bravo_table rm_bravo_table = {NULL, 0, 0, 9};
+RM_API __thread struct rm_bravo_clock_skip rm_bravo_tls_skip
+    __attribute__((tls_model("initial-exec")));
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static size_t table_bytes;

@@ -197,6 +197,50 @@ int main(void) {
   CHECK_ERR(rm_bravo_set_inhibit_multiplier(0), 0);
   CHECK_ERR(rm_bravo_pft_read_lock(&l, &t), 0); /* slow, sets bias */
   CHECK_ERR(rm_bravo_pft_read_unlock(&l, t), 0);
+
+  /* 2c. A thread that found a window open reads the clock again only every
+   *     RM_BRAVO_CLOCK_EVERY-th slow read of that same window: when the
+   *     window ends, the bias is back within that many reads; a window that
+   *     changes (a revocation, or a reset) is tested at once. */
+  CHECK_ERR(rm_bravo_pft_write_lock(&l), 0); /* N = 0: revokes, window over */
+  CHECK_ERR(rm_bravo_pft_write_unlock(&l), 0);
+  CHECK_EQ(l.bias.rbias, 0);
+  for (int round = 0; round < 2; round++) {
+    /* A window of about 50 ms, opened now. */
+    uint64_t c0 = rm_ticks();
+    test_sleep_ms(5);
+    uint64_t until = rm_ticks() + (rm_ticks() - c0) * 10u;
+    l.bias.inhibit_until = until;
+    CHECK_ERR(rm_bravo_pft_read_lock(&l, &t), 0);
+    CHECK_ERR(rm_bravo_pft_read_unlock(&l, t), 0);
+    if (rm_ticks() >= until) {
+      /* Preempted past the window: nothing to check this round. */
+    } else if (round == 0) {
+      CHECK_EQ(l.bias.rbias, 0); /* open: stays off */
+      /* The window ends; the same value is still there. */
+      while (rm_ticks() < until) test_sleep_ms(1);
+      unsigned reads = 0;
+      while (!l.bias.rbias && reads <= RM_BRAVO_CLOCK_EVERY) {
+        CHECK_ERR(rm_bravo_pft_read_lock(&l, &t), 0);
+        CHECK_ERR(rm_bravo_pft_read_unlock(&l, t), 0);
+        reads++;
+      }
+      CHECK_EQ(l.bias.rbias, 1);
+      CHECK(reads >= 1 && reads <= RM_BRAVO_CLOCK_EVERY);
+    } else {
+      CHECK_EQ(l.bias.rbias, 0);
+      /* A new window value, already over: the next slow read sees it. */
+      l.bias.inhibit_until = 1;
+      CHECK_ERR(rm_bravo_pft_read_lock(&l, &t), 0);
+      CHECK_ERR(rm_bravo_pft_read_unlock(&l, t), 0);
+      CHECK_EQ(l.bias.rbias, 1);
+    }
+    CHECK_ERR(rm_bravo_pft_write_lock(&l), 0); /* revoke again for round 2 */
+    CHECK_ERR(rm_bravo_pft_write_unlock(&l), 0);
+    CHECK_EQ(l.bias.rbias, 0);
+  }
+  CHECK_ERR(rm_bravo_pft_read_lock(&l, &t), 0); /* N = 0: bias back */
+  CHECK_ERR(rm_bravo_pft_read_unlock(&l, t), 0);
   CHECK_ERR(rm_bravo_set_inhibit_multiplier(9), 0);
 
   /* 3. Read trylock takes the fast path when it can. */
