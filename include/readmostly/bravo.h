@@ -45,6 +45,12 @@
  *   finds the bias lived longer halves it again.  Read-mostly locks keep
  *   the paper's window; write-heavy ones stop paying for revocations.
  *
+ *   A second one: reading the clock can cost as much as the rest of a slow
+ *   read, so a thread that found a window still open reads the clock again
+ *   only at every 8th (RM_BRAVO_CLOCK_EVERY) slow read of that same window;
+ *   a different window value is tested at once.  The bias may thus return
+ *   up to 7 slow reads of a thread late; speed only, never correctness.
+ *
  *   The slot travels from lock to unlock in a token: the read lock stores it
  *   in *tok and the read unlock takes it back.  The slot is never recomputed
  *   at unlock: a thread could have two read locks of different locks hashing
