@@ -206,9 +206,21 @@ RM_INLINE void rm_fcp_enter(struct rm_fcp_reader *r, const void *obj) {
 /* Report the current version: every writer whose rm_fcp_begin() we see has
  * its writer-word store visible to our later loads (acquire here, release
  * of the RMW in rm_fcp_begin).  Release store: a writer that reads `seen`
- * with acquire also sees everything this thread did before. */
+ * with acquire also sees everything this thread did before.
+ *
+ * Called only while the record holds nothing passively.  When `seen`
+ * already holds the current version (no writer since our last report, the
+ * common case) the store is skipped: the store costs more than the test on
+ * machines where stores to one line limit the read pair.  Skipping loses the
+ * release for what this thread did since that report, and no writer needs
+ * it: a writer that counts us by `seen == v` bumped the version to at most
+ * v, after setting its writer word, and our acquire load of v at that
+ * earlier report made the word visible to us; every passive section of its
+ * lock we began since then saw the word at R2 and never entered (sections
+ * of other locks are not its concern, active ones it waits for by count). */
 RM_INLINE void rm_fcp_report(rm_fcp_domain_t *d, struct rm_fcp_reader *r) {
-  rm_atomic_store_release(&r->seen, rm_atomic_load_acquire(&d->version));
+  uint64_t v = rm_atomic_load_acquire(&d->version);
+  if (RM_UNLIKELY(rm_atomic_load_relaxed(&r->seen) != v)) rm_atomic_store_release(&r->seen, v);
 }
 
 /* Give up the passive hold (U1, release: the critical section happens

@@ -506,6 +506,43 @@ static void test_foreign_holds(void) {
   CHECK_ERR(rm_fcp_domain_destroy(fd), 0);
 }
 
+/* Reports: a record reports the domain's version when it claims a record
+ * and at every passive unlock, so a writer whose readers have all left since
+ * its version bump settles without a membarrier (or fence); a record that
+ * has not reported costs the writer the barrier.  An unlock with no writer
+ * since the last report leaves `seen` as it was. */
+static void test_reports(void) {
+  rm_fcp_domain_t *rd;
+  CHECK_ERR(rm_fcp_domain_create(&rd), 0);
+  struct rm_fcp_reader *me = rm_fcp_self(rd);
+  CHECK(me != NULL);
+  CHECK_EQ(me->seen, rd->version); /* claimed: reported */
+  uint64_t v = rm_fcp_begin(rd);
+  CHECK(me->seen < v);
+  rm_fcp_enter(me, &fobj);
+  rm_fcp_leave(rd, me);
+  CHECK_EQ(me->seen, v); /* the unlock reported */
+  rm_fcp_enter(me, &fobj);
+  rm_fcp_leave(rd, me);
+  CHECK_EQ(me->seen, v); /* nothing new to report */
+  uint64_t fast0 = rd->consensus_fast;
+  uint64_t slow0 = rd->consensus_membarrier + rd->consensus_fenced;
+  CHECK_ERR(rm_fcp_wait(rd, v, &fobj, NULL, RM_FCP_TRY, 0, NULL), 0);
+  if (rm_fcp_membarrier_mode()) {
+    CHECK_EQ(rd->consensus_fast, fast0 + 1u); /* everyone reported v */
+    CHECK_EQ(rd->consensus_membarrier + rd->consensus_fenced, slow0);
+  }
+  /* A bump this record has not reported: the writer needs the barrier. */
+  v = rm_fcp_begin(rd);
+  fast0 = rd->consensus_fast;
+  slow0 = rd->consensus_membarrier + rd->consensus_fenced;
+  CHECK_ERR(rm_fcp_wait(rd, v, &fobj, NULL, RM_FCP_TRY, 0, NULL), 0);
+  CHECK_EQ(rd->consensus_fast, fast0);
+  CHECK_EQ(rd->consensus_membarrier + rd->consensus_fenced, slow0 + 1u);
+  CHECK_ERR(rm_fcp_domain_leave(rd), 0);
+  CHECK_ERR(rm_fcp_domain_destroy(rd), 0);
+}
+
 /* The one-way switch to fence mode: afterwards readers fence, writers issue
  * no membarrier, and the lock still works. */
 static void test_switch_to_fence(void) {
@@ -539,6 +576,7 @@ int main(void) {
   test_wakeup();
   if (!TEST_UNDER_TSAN) test_fork();
   test_foreign_holds();
+  test_reports();
   test_switch_to_fence(); /* last: the switch is for good */
   TEST_MAIN_END();
 }
