@@ -287,8 +287,9 @@ echo
 bb1=$(med rwbench bravo-ba 1 'P=1/10000' ops_per_sec); ba2=$(med rwbench ba 2 'P=1/10000' ops_per_sec)
 bb2=$(med rwbench bravo-ba 2 'P=1/10000' ops_per_sec)
 if [ -n "$bb1" ] && [ -n "$ba2" ] && [ -n "$bb2" ]; then
-  echo "rwbench P=1/10000 at 2 threads: BRAVO-BA reaches $(ratio "$bb2" "$(awk -v x="$bb1" 'BEGIN{print 2*x}')") of twice its"
-  echo "1-thread rate, so on 2 CPUs BRAVO-BA / BA can be at most $(ratio "$(awk -v x="$bb1" 'BEGIN{print 2*x}')" "$ba2") here"
+  twice=$(awk -v x="$bb1" 'BEGIN{print 2*x}')
+  echo "rwbench P=1/10000 at 2 threads: BRAVO-BA reaches $(ratio "$bb2" "$twice") of twice its"
+  echo "1-thread rate, so on 2 CPUs BRAVO-BA / BA can be at most $(ratio "$twice" "$ba2") here"
   echo "(2 × BRAVO-BA at 1 thread over BA at 2 threads)."
   echo
 fi

@@ -57,8 +57,10 @@ RM_API bool rm_fcp_membarrier_mode(void) {
 static void mode_init(void) {
   if (!rm_membarrier_available()) return;
   /* rm_fcp_unlock_own() relies on rm_fcp_release_foreign()'s membarrier
-   * when it sees this bit.  Relaxed is enough: registration is done (the
-   * check above), so any thread that sees the bit can rely on it. */
+   * when it sees this bit.  Its relaxed load of the bit is enough: the bit
+   * is set only after registration succeeded (the check above), and
+   * registration is process-wide, so every releaser will issue the
+   * membarrier whatever else the reader has or has not seen yet. */
   if (!(rm_atomic_load_relaxed(&rm_fcp_mode) & RM_FCP_MEMBARRIER))
     rm_atomic_fetch_or_acq_rel(&rm_fcp_mode, RM_FCP_MEMBARRIER);
   uint32_t m = rm_atomic_load_relaxed(&rm_fcp_mode);

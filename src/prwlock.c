@@ -76,8 +76,7 @@ static int wait_writer(rm_prwlock_t *l, struct rm_fcp_reader *r, int mode, int c
   for (unsigned i = 0; i < PRW_SPINS; i++) {
     if (!(rm_atomic_load_acquire(&l->wstate) & RM_PRWLOCK_LOCKED)) return 0;
     if (mode == RM_FCP_TRY) return EBUSY;
-    if (r && (i & 15u) == 0 && rm_atomic_load_relaxed(&d->version) != rm_atomic_load_relaxed(&r->seen))
-      rm_fcp_report(d, r);
+    if (r && (i & 15u) == 0) rm_fcp_report(d, r); /* stores only if a writer came since */
     rm_cpu_relax();
   }
   bool bcast = (l->flags & RM_PRWLOCK_BROADCAST_WAKE) != 0;

@@ -290,6 +290,8 @@ RM_INLINE void rm_bravo_read_slow_done(struct rm_bravo_bias *b, struct rm_bravo_
                                        int why) {
   if (RM_UNLIKELY(t->stats_on)) rm_bravo_stat_slowpath(why, 1);
   if (rm_atomic_load_relaxed(&b->rbias)) return;
+  /* Relaxed: written only under A's write lock, and we hold A's read lock,
+   * so A orders it.  The skip state is this thread's own (no ordering). */
   uint64_t until = rm_atomic_load_relaxed(&b->inhibit_until);
   struct rm_bravo_clock_skip *skip = &rm_bravo_tls_skip;
   if (skip->left != 0 && skip->until == until) {

@@ -61,7 +61,8 @@
  *   releaser (it marks `nest` with RM_FCP_NEST_BUSY while it takes the
  *   hold away, so that neither side miscounts), and the owner must unlock
  *   with rm_fcp_unlock_own(), which returns false when a releaser took the
- *   hold first (the owner's unlock then releases some other hold).  prwlock's own domains do not use any of this.
+ *   hold first (the owner's unlock then releases some other hold).
+ *   prwlock's own domains do not use any of this.
  *
  * RETURN VALUES
  *   rm_fcp_domain_create: 0, ENOMEM.  rm_fcp_domain_destroy: 0, EBUSY while a
