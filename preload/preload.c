@@ -656,6 +656,8 @@ enum { PW_HELD, PW_BUSY /* no record, or it holds something */, PW_RACED /* a wr
 RM_INLINE int pw_try_passive(struct pl_lock *l, struct rm_fcp_reader *r) {
   /* Acquire: a NULL left by a releaser that took our last hold comes with
    * its BUSY mark of `nest` (rm_fcp_unlock_own relies on it). */
+  /* r is NULL (no memory) or rm_fcp_unregistered (no record yet: its
+   * `passive` is never NULL) only off the inlined path. */
   if (RM_UNLIKELY(r == NULL) || rm_atomic_load_acquire(&r->passive) != NULL) return PW_BUSY;
   rm_fcp_enter(r, l); /* (R1) */
   /* (R2) acquire: the section sees the last writer's stores (futexrw's
@@ -738,7 +740,8 @@ static int pw_wrlock(struct pl_lock *l, int mode, clockid_t clk, const struct ti
   return 0;
 }
 
-/* After rm_fcp_unlock_own() found no hold of the caller's (r may be NULL):
+/* After rm_fcp_unlock_own() found no hold of the caller's (r may be
+ * rm_fcp_unregistered):
  * the write hold, else a hold taken through futexrw (ours or another
  * thread's), else another thread's passive hold (glibc lets any thread
  * release a read hold). */
@@ -870,8 +873,8 @@ PL_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *rw) {
   if (m == PL_PRWLOCK) {
     /* Our own passive hold first: a thread that holds l passively cannot
      * hold its write lock too (pw_wrlock refuses with EDEADLK). */
-    struct rm_fcp_reader *r = rm_fcp_tls_default;
-    if (RM_LIKELY(r != NULL) && RM_LIKELY(rm_fcp_unlock_own(PW_DOMAIN, r, PL(rw)))) return 0;
+    struct rm_fcp_reader *r = rm_fcp_tls_default; /* rm_fcp_unregistered holds nothing */
+    if (RM_LIKELY(rm_fcp_unlock_own(PW_DOMAIN, r, PL(rw)))) return 0;
     return pw_unlock(PL(rw), r);
   }
   return real.unlock(rw);

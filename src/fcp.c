@@ -21,7 +21,11 @@
 #include <string.h>
 
 RM_API struct rm_fcp_domain rm_fcp_default = {.uid = 1};
-RM_API __thread struct rm_fcp_reader *rm_fcp_tls_default __attribute__((tls_model("initial-exec")));
+/* passive: its own address, never NULL and never a lock. */
+RM_API struct rm_fcp_reader rm_fcp_unregistered = {.passive = &rm_fcp_unregistered,
+                                                   .seen = UINT64_MAX};
+RM_API __thread struct rm_fcp_reader *rm_fcp_tls_default
+    __attribute__((tls_model("initial-exec"))) = &rm_fcp_unregistered;
 RM_API __thread struct rm_fcp_tls_entry rm_fcp_tls_cache[RM_FCP_TLS_CACHE] __attribute__((tls_model("initial-exec")));
 
 static pthread_mutex_t domains_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -133,7 +137,7 @@ static void thread_exit(void *arg) {
   (void)arg;
   struct rm_fcp_reader *r = tls_records;
   tls_records = NULL;
-  rm_fcp_tls_default = NULL;
+  rm_fcp_tls_default = &rm_fcp_unregistered;
   memset(rm_fcp_tls_cache, 0, sizeof rm_fcp_tls_cache);
   while (r) {
     struct rm_fcp_reader *n = r->tnext;
@@ -274,7 +278,7 @@ RM_API int rm_fcp_domain_leave(rm_fcp_domain_t *d) {
   if (!r) return 0;
   if (rm_atomic_load_relaxed(&r->passive)) return EBUSY;
   *pp = r->tnext;
-  if (d == &rm_fcp_default) rm_fcp_tls_default = NULL;
+  if (d == &rm_fcp_default) rm_fcp_tls_default = &rm_fcp_unregistered;
   for (int i = 0; i < RM_FCP_TLS_CACHE; i++)
     if (rm_fcp_tls_cache[i].uid == d->uid) rm_fcp_tls_cache[i].uid = 0;
   record_release(r);
@@ -289,7 +293,8 @@ RM_API void rm_fcp_domain_keep_exit_holds(rm_fcp_domain_t *d, bool keep) {
 
 RM_API bool rm_fcp_held(rm_fcp_domain_t *d, const void *obj) {
   for (struct rm_fcp_reader *r = rm_atomic_load_acquire(&d->head); r; r = r->next)
-    if (rm_atomic_load_acquire(&r->in_use) && rm_atomic_load_acquire(&r->passive) == obj)
+    if (rm_atomic_load_acquire(&r->in_use) &&
+        rm_fcp_obj(rm_atomic_load_acquire(&r->passive)) == obj)
       return true;
   return false;
 }
@@ -392,7 +397,7 @@ RM_INLINE bool reported(const struct rm_fcp_reader *r, uint64_t v) {
   return rm_atomic_load_acquire(&r->seen) >= v;
 }
 RM_INLINE bool released(const struct rm_fcp_reader *r, uint64_t v, const void *obj) {
-  return rm_atomic_load_acquire(&r->passive) != obj || reported(r, v);
+  return rm_fcp_obj(rm_atomic_load_acquire(&r->passive)) != obj || reported(r, v);
 }
 
 /* Waiting for reports: up to FCP_STALE_ROUNDS recounts, FCP_STALE_PAUSES

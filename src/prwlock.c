@@ -27,6 +27,8 @@ RM_API int rm_prwlock_init_domain(rm_prwlock_t *l, rm_fcp_domain_t *d, unsigned 
   if (!l || (flags & ~RM_PRWLOCK_BROADCAST_WAKE)) return EINVAL;
   memset(l, 0, sizeof *l);
   l->domain = d == &rm_fcp_default ? NULL : d;
+  /* Readers of other domains leave the inline path at R2 (prwlock.h). */
+  l->wstate = l->domain ? RM_PRWLOCK_DOMAIN : 0u;
   l->flags = flags;
   return 0;
 }
@@ -37,7 +39,7 @@ RM_API int rm_prwlock_destroy(rm_prwlock_t *l) {
   if (rm_atomic_load_acquire(&l->active)) return EBUSY;
   rm_fcp_domain_t *d = rm_prwlock_domain(l);
   for (struct rm_fcp_reader *r = rm_atomic_load_acquire(&d->head); r; r = r->next)
-    if (rm_atomic_load_acquire(&r->passive) == (const void *)l) return EBUSY;
+    if (rm_fcp_obj(rm_atomic_load_acquire(&r->passive)) == (const void *)l) return EBUSY;
   return 0;
 }
 
@@ -149,26 +151,60 @@ RM_API int rm_prwlock_active_unlock(rm_prwlock_t *l) {
 
 RM_API int rm_prwlock_read_unlock_slowpath(rm_prwlock_t *l) {
   rm_fcp_domain_t *d = l->domain;
-  if (d != NULL) { /* a passive hold in another domain's record */
-    struct rm_fcp_reader *r = rm_fcp_self(d); /* finds it even if evicted from the cache */
-    if (r && rm_atomic_load_relaxed(&r->passive) == (const void *)l)
-      return rm_prwlock_passive_unlock(d, r);
+  struct rm_fcp_reader *r;
+  if (d == NULL) {
+    d = &rm_fcp_default;
+    r = rm_fcp_tls_default; /* rm_fcp_unregistered holds nothing */
+  } else {
+    r = rm_fcp_self(d); /* finds it even if evicted from the cache */
+  }
+  if (r) {
+    const void *p = rm_atomic_load_relaxed(&r->passive);
+    if (p == (const void *)((uintptr_t)l | RM_FCP_NESTED)) {
+      /* A recursive level: the last one clears the mark (a writer reads
+       * either value as "holds l"; only the owner writes them). */
+      if (--r->nest == 0) rm_atomic_store_relaxed(&r->passive, (const void *)l);
+      return 0;
+    }
+    if (p == (const void *)l) { /* the hold in another domain's record */
+      rm_fcp_leave(d, r);
+      return 0;
+    }
   }
   return rm_prwlock_active_unlock(l);
 }
 
+/* r: the caller's default-domain record (or rm_fcp_unregistered);
+ * published: the fast path stored l in it and R2 found LOCKED or DOMAIN. */
 RM_API int rm_prwlock_read_slowpath(rm_prwlock_t *l, struct rm_fcp_reader *r, int published,
                                     int mode, int clk, const struct timespec *abstime) {
-  rm_fcp_domain_t *d = rm_prwlock_domain(l);
+  rm_fcp_domain_t *d = &rm_fcp_default;
+  if (RM_UNLIKELY(l->domain != NULL)) {
+    /* A lock of another domain: withdraw from the default record, use
+     * ours of l's domain (claimed now if need be; NULL without memory). */
+    if (published) rm_fcp_leave(d, r);
+    d = l->domain;
+    r = rm_fcp_self(d);
+    published = 0;
+  } else if (RM_UNLIKELY(r == &rm_fcp_unregistered)) {
+    /* The thread's first read lock of the domain: claim a record. */
+    r = rm_fcp_self_slowpath(d);
+  }
   if (!published) {
-    if (r && rm_atomic_load_relaxed(&r->passive) == (const void *)l) {
-      /* Recursive: our passive hold keeps every writer out already. */
+    if (r == NULL) return active_lock(l, mode, clk, abstime);
+    const void *p = rm_atomic_load_relaxed(&r->passive);
+    if (rm_fcp_obj(p) == (const void *)l) {
+      /* Recursive: our passive hold keeps every writer out already.  The
+       * mark sends our next unlock to the slow path, which counts down. */
       if (RM_UNLIKELY(r->nest == UINT32_MAX)) return EAGAIN;
       r->nest++;
+      rm_atomic_store_relaxed(&r->passive, (const void *)((uintptr_t)l | RM_FCP_NESTED));
       return 0;
     }
-    /* No record, or it holds another lock of the domain: be active. */
-    return active_lock(l, mode, clk, abstime);
+    /* Our record holds another lock of the domain: be active. */
+    if (p != NULL) return active_lock(l, mode, clk, abstime);
+    rm_fcp_enter(r, l);
+    if (!(rm_atomic_load_acquire(&l->wstate) & RM_PRWLOCK_LOCKED)) return 0; /* (R2) */
   }
   for (;;) {
     /* A writer holds or is taking the word: withdraw and report (the writer
@@ -241,7 +277,7 @@ RM_API int rm_prwlock_write_consensus(rm_prwlock_t *l, int mode, int clk,
    * (that would be a deadlock, or an upgrade), and its `seen` is usually one
    * version old, which would cost a membarrier for nothing. */
   struct rm_fcp_reader *self = rm_fcp_self_cached(rm_prwlock_domain(l));
-  int e = self && rm_atomic_load_relaxed(&self->passive) == (const void *)l
+  int e = self && rm_fcp_obj(rm_atomic_load_relaxed(&self->passive)) == (const void *)l
               ? EDEADLK /* we read-hold it: use rm_prwlock_upgrade */
               : consensus(l, self, 0, mode, clk, abstime);
   if (RM_UNLIKELY(e)) release_unpassed(l);
@@ -338,8 +374,9 @@ RM_API int rm_prwlock_downgrade(rm_prwlock_t *l) {
 
 RM_API int rm_prwlock_upgrade(rm_prwlock_t *l) {
   struct rm_fcp_reader *r = rm_fcp_self(rm_prwlock_domain(l));
-  bool passive = r && rm_atomic_load_relaxed(&r->passive) == (const void *)l;
-  if (passive && r->nest) return EDEADLK;
+  const void *p = r ? rm_atomic_load_relaxed(&r->passive) : NULL;
+  bool passive = p != NULL && rm_fcp_obj(p) == (const void *)l;
+  if (passive && p != (const void *)l) return EDEADLK; /* held more than once */
   if (!passive && rm_atomic_load_relaxed(&l->active) == 0) return EPERM;
   uint32_t s = rm_atomic_load_relaxed(&l->wstate);
   do {

@@ -10,6 +10,7 @@
 #include <readmostly/prwlock.h>
 #include <readmostly/rwlock.h>
 
+#include <pthread.h>
 #include <string.h>
 #include <time.h>
 
@@ -143,9 +144,31 @@ OPS_PLAIN_TIMED(prw, rm_prwlock_t, rm_prwlock)
 OPS_ENTRY(prw, "prwlock", rm_prwlock_t,
           RM_RWLOCK_BLOCKING | RM_RWLOCK_TIMED | RM_RWLOCK_PREFER_WRITER, prw_rtm, prw_wtm)
 
+/* prwlock in a domain of its own (created at the first init, kept for the
+ * life of the process): its readers take the other-domain path. */
+static rm_fcp_domain_t *prwd_domain;
+static pthread_once_t prwd_once = PTHREAD_ONCE_INIT;
+static void prwd_create(void) {
+  if (rm_fcp_domain_create(&prwd_domain) != 0) prwd_domain = NULL;
+}
+static int prwd_init(void *l) {
+  pthread_once(&prwd_once, prwd_create);
+  if (!prwd_domain) return ENOMEM;
+  return rm_prwlock_init_domain((rm_prwlock_t *)l, prwd_domain, 0);
+}
+#define prwd_destroy prw_destroy
+#define prwd_rl prw_rl
+#define prwd_rtl prw_rtl
+#define prwd_ru prw_ru
+#define prwd_wl prw_wl
+#define prwd_wtl prw_wtl
+#define prwd_wu prw_wu
+OPS_ENTRY(prwd, "prwlock-domain", rm_prwlock_t,
+          RM_RWLOCK_BLOCKING | RM_RWLOCK_TIMED | RM_RWLOCK_PREFER_WRITER, prw_rtm, prw_wtm)
+
 static const struct rm_rwlock_ops *const all_ops[] = {
-    &ba_ops,   &bba_ops,  &pft_ops,  &bpft_ops,  &pth_ops,  &bpth_ops, &fut_ops,
-    &bfut_ops, &futr_ops, &bfutr_ops, &pcpu_ops, &coh_ops,  &prw_ops, NULL};
+    &ba_ops,   &bba_ops,  &pft_ops,  &bpft_ops,  &pth_ops,  &bpth_ops, &fut_ops,   &bfut_ops,
+    &futr_ops, &bfutr_ops, &pcpu_ops, &coh_ops,  &prw_ops,  &prwd_ops, NULL};
 
 RM_API const struct rm_rwlock_ops *const *rm_rwlock_ops_all(void) { return all_ops; }
 

@@ -150,7 +150,12 @@ RM_API bool rm_fcp_nest_add(struct rm_fcp_reader *r, const void *obj);
 RM_API bool rm_fcp_nest_drop(struct rm_fcp_reader *r, const void *obj);
 
 /* Thread-local cache: the record for the default domain, and a small cache
- * for other domains. */
+ * for other domains.  A thread with no default-domain record (none yet, or
+ * after it left the domain) points at rm_fcp_unregistered instead of NULL:
+ * a record of no domain whose `passive` is never NULL and never a lock, so
+ * the inline fast paths need no NULL test (their `passive` test sends the
+ * thread to its slow path, which claims a record). */
+extern RM_API struct rm_fcp_reader rm_fcp_unregistered;
 extern RM_API __thread struct rm_fcp_reader *rm_fcp_tls_default __attribute__((tls_model("initial-exec")));
 extern RM_API struct rm_fcp_domain rm_fcp_default;
 #define RM_FCP_TLS_CACHE 4
@@ -163,7 +168,7 @@ extern RM_API __thread struct rm_fcp_tls_entry rm_fcp_tls_cache[RM_FCP_TLS_CACHE
 RM_INLINE struct rm_fcp_reader *rm_fcp_self(rm_fcp_domain_t *d) {
   if (RM_LIKELY(d == &rm_fcp_default)) {
     struct rm_fcp_reader *r = rm_fcp_tls_default;
-    return RM_LIKELY(r != NULL) ? r : rm_fcp_self_slowpath(d);
+    return RM_LIKELY(r != &rm_fcp_unregistered) ? r : rm_fcp_self_slowpath(d);
   }
   for (int i = 0; i < RM_FCP_TLS_CACHE; i++)
     if (rm_fcp_tls_cache[i].uid == d->uid) return rm_fcp_tls_cache[i].r;
@@ -172,10 +177,24 @@ RM_INLINE struct rm_fcp_reader *rm_fcp_self(rm_fcp_domain_t *d) {
 
 /* The caller's record if it has one already (never registers). */
 RM_INLINE struct rm_fcp_reader *rm_fcp_self_cached(rm_fcp_domain_t *d) {
-  if (RM_LIKELY(d == &rm_fcp_default)) return rm_fcp_tls_default;
+  if (RM_LIKELY(d == &rm_fcp_default)) {
+    struct rm_fcp_reader *r = rm_fcp_tls_default;
+    return r != &rm_fcp_unregistered ? r : NULL;
+  }
   for (int i = 0; i < RM_FCP_TLS_CACHE; i++)
     if (rm_fcp_tls_cache[i].uid == d->uid) return rm_fcp_tls_cache[i].r;
   return NULL;
+}
+
+/* A `passive` value with this bit set holds the same object as with it
+ * clear: prwlock marks a record held more than once (nest > 0) this way, so
+ * that its unlock fast path, which compares `passive` with the lock, needs
+ * no look at `nest`.  Writers compare rm_fcp_obj(passive) with their object
+ * (objects are at least 2-byte aligned).  Domains whose holds other threads
+ * release (rm_fcp_release_foreign) never set it. */
+#define RM_FCP_NESTED ((uintptr_t)1)
+RM_INLINE const void *rm_fcp_obj(const void *passive) {
+  return (const void *)((uintptr_t)passive & ~RM_FCP_NESTED);
 }
 
 /* rm_fcp_mode bits */
@@ -218,22 +237,37 @@ RM_INLINE void rm_fcp_enter(struct rm_fcp_reader *r, const void *obj) {
  * v, after setting its writer word, and our acquire load of v at that
  * earlier report made the word visible to us; every passive section of its
  * lock we began since then saw the word at R2 and never entered (sections
- * of other locks are not its concern, active ones it waits for by count). */
+ * of other locks are not its concern, active ones it waits for by count).
+ *
+ * Writers parked on this record are woken here too, and only when the
+ * store is not skipped: the `wake` test costs nothing on the common path.
+ * A writer with version v parks on r->wake only after it stored wake = 1,
+ * issued a membarrier and then still found r holding its object with
+ * seen < v.  The hold it found began before that barrier ran on our CPU
+ * (a later R1 would find the writer word and back out), so its end (U1,
+ * then this report) comes after our barrier: our acquire load of the
+ * version sees v or more, and `seen` is still below v (reports happen only
+ * outside passive sections).  So the test above sees a difference and the
+ * branch loads `wake`, which the barrier made visible.  The `wake` load is
+ * plain: in fence mode, where no membarrier stands between, a writer parks
+ * with a short timeout, so a wake-up lost to store-buffer reordering costs
+ * at most that timeout.  (A hold that rm_fcp_release_foreign() takes away
+ * is not ended here: the releaser wakes the writers itself.) */
 RM_INLINE void rm_fcp_report(rm_fcp_domain_t *d, struct rm_fcp_reader *r) {
   uint64_t v = rm_atomic_load_acquire(&d->version);
-  if (RM_UNLIKELY(rm_atomic_load_relaxed(&r->seen) != v)) rm_atomic_store_release(&r->seen, v);
+  if (RM_UNLIKELY(rm_atomic_load_relaxed(&r->seen) != v)) {
+    rm_atomic_store_release(&r->seen, v);
+    if (rm_atomic_load_relaxed(&r->wake)) rm_fcp_wake_writers(r);
+  }
 }
 
 /* Give up the passive hold (U1, release: the critical section happens
- * before a writer that reads NULL), report, and wake parked writers.  The
- * `wake` load is plain: a writer that parks issues a membarrier after
- * setting it (membarrier mode) or parks with a short timeout (fence mode),
- * so a wake-up lost to store-buffer reordering costs at most that timeout. */
+ * before a writer that reads NULL), report, and wake parked writers (in
+ * rm_fcp_report). */
 RM_INLINE void rm_fcp_leave(rm_fcp_domain_t *d, struct rm_fcp_reader *r) {
   rm_atomic_store_release(&r->passive, (const void *)NULL); /* (U1) */
   RM_DEBUG_YIELD();
   rm_fcp_report(d, r);
-  if (RM_UNLIKELY(rm_atomic_load_relaxed(&r->wake))) rm_fcp_wake_writers(r);
 }
 
 /* `nest` once no releaser is working on the record (RM_FCP_NEST_BUSY
@@ -286,8 +320,7 @@ RM_INLINE bool rm_fcp_unlock_own(rm_fcp_domain_t *d, struct rm_fcp_reader *r, co
     rm_compiler_barrier(); /* the releaser's membarrier orders U1 and the read in the CPU */
   rm_fcp_nest_settled(r);
   bool mine = rm_atomic_load_relaxed(&r->stolen) == s0; /* after the acquire of nest */
-  rm_fcp_report(d, r);
-  if (RM_UNLIKELY(rm_atomic_load_relaxed(&r->wake))) rm_fcp_wake_writers(r);
+  rm_fcp_report(d, r); /* wakes parked writers */
   return mine;
 }
 

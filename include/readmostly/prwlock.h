@@ -46,7 +46,12 @@
  *   domain share its version and its record list; a writer waits only for
  *   records holding its own lock, so unrelated locks never wait for each
  *   other, but every write bumps the shared version, so a busy writer of one
- *   lock makes readers of the others report more often.
+ *   lock makes readers of the others report more often.  The inline read
+ *   path serves locks of the default domain; a lock of another domain is
+ *   marked RM_PRWLOCK_DOMAIN in its writer word and its reads and read
+ *   unlocks take one out-of-line call (docs/fcp.md, "Footprint and costs").
+ *   A record marks a recursive hold in bit 0 of the lock's address
+ *   (RM_FCP_NESTED), which the type's alignment keeps free.
  *
  * FOOTPRINT
  *   64 bytes per lock (aligned to 64), all zero = unlocked in the default
@@ -84,7 +89,8 @@ extern "C" {
 /* wstate */
 #define RM_PRWLOCK_LOCKED 0x1u  /* a writer holds the lock or owns its consensus */
 #define RM_PRWLOCK_HANDOFF 0x2u /* passed to a waiting writer, not yet taken */
-#define RM_PRWLOCK_WAITER 0x4u  /* one registered waiting writer */
+#define RM_PRWLOCK_DOMAIN 0x4u  /* of a domain other than the default (set at init, kept) */
+#define RM_PRWLOCK_WAITER 0x8u  /* one registered waiting writer (a count from here up) */
 
 typedef struct rm_prwlock {
   uint32_t wstate;                        /* writer word (readers read it) */
@@ -123,25 +129,23 @@ RM_INLINE rm_fcp_domain_t *rm_prwlock_domain(const rm_prwlock_t *l) {
 
 /* Passive fast path: R1 (publish, in rm_fcp_enter), then R2: the writer
  * word, acquire, so the section sees the last writer's stores (that writer
- * released the word).  See rm_fcp_enter for why R1 before R2 holds. */
-/* The caller's record in l's domain.  A lock of the default domain keeps
- * domain == NULL (rm_prwlock_init_domain stores NULL for it), so the common
- * case is one test and one thread-local load. */
-RM_INLINE struct rm_fcp_reader *rm_prwlock_self(rm_prwlock_t *l) {
-  rm_fcp_domain_t *d = l->domain;
-  if (RM_LIKELY(d == NULL)) {
-    struct rm_fcp_reader *r = rm_fcp_tls_default;
-    return RM_LIKELY(r != NULL) ? r : rm_fcp_self_slowpath(&rm_fcp_default);
-  }
-  return rm_fcp_self(d);
-}
-
+ * released the word).  See rm_fcp_enter for why R1 before R2 holds.
+ *
+ * The record used is always the thread's record of the default domain (or
+ * rm_fcp_unregistered, whose `passive` is never NULL, when the thread has
+ * none yet): the lock's domain is not looked at.  A lock of another domain
+ * carries RM_PRWLOCK_DOMAIN in its writer word for good, so R2 sends its
+ * readers to the slow path, which withdraws from the default record (no
+ * writer of the default domain waits for this lock, so the short
+ * publication held nobody up) and uses the domain's record.  That keeps the
+ * common path to one thread-local load and three tests. */
 RM_INLINE int rm_prwlock_read_mode(rm_prwlock_t *l, int mode, int clk,
                                    const struct timespec *abstime) {
-  struct rm_fcp_reader *r = rm_prwlock_self(l);
-  if (RM_LIKELY(r != NULL) && RM_LIKELY(rm_atomic_load_relaxed(&r->passive) == NULL)) {
+  struct rm_fcp_reader *r = rm_fcp_tls_default;
+  if (RM_LIKELY(rm_atomic_load_relaxed(&r->passive) == NULL)) {
     rm_fcp_enter(r, l);
-    if (RM_LIKELY(!(rm_atomic_load_acquire(&l->wstate) & RM_PRWLOCK_LOCKED))) return 0; /* (R2) */
+    if (RM_LIKELY(!(rm_atomic_load_acquire(&l->wstate) & (RM_PRWLOCK_LOCKED | RM_PRWLOCK_DOMAIN))))
+      return 0; /* (R2) */
     return rm_prwlock_read_slowpath(l, r, 1, mode, clk, abstime);
   }
   return rm_prwlock_read_slowpath(l, r, 0, mode, clk, abstime);
@@ -159,33 +163,30 @@ RM_INLINE int rm_prwlock_read_timedlock(rm_prwlock_t *l, int clk, const struct t
   return rm_prwlock_read_mode(l, RM_FCP_TIMED, clk, abstime);
 }
 
-/* Give up one passive hold of the caller's record r in domain d: a
- * recursive level (only the owner changes `nest` in prwlock's domains), or
- * the hold itself. */
-RM_INLINE int rm_prwlock_passive_unlock(rm_fcp_domain_t *d, struct rm_fcp_reader *r) {
-  if (RM_UNLIKELY(r->nest != 0)) {
-    r->nest--;
+/* Fast path: the thread's default-domain record holds l exactly once
+ * (`passive` == l: a recursive hold carries RM_FCP_NESTED), which can only
+ * be if l is of the default domain (a record holds objects of its own
+ * domain only), so neither the domain nor `nest` need be looked at.
+ * Everything else (recursive levels, other domains, active holds) is the
+ * slow path. */
+RM_INLINE int rm_prwlock_read_unlock(rm_prwlock_t *l) {
+  struct rm_fcp_reader *r = rm_fcp_tls_default; /* rm_fcp_unregistered holds nothing */
+  if (RM_LIKELY(rm_atomic_load_relaxed(&r->passive) == l)) {
+    rm_fcp_leave(&rm_fcp_default, r);
     return 0;
   }
-  rm_fcp_leave(d, r);
-  return 0;
-}
-
-/* Fast path: the thread's default-domain record holds l, which can only be
- * if l is of the default domain (a record holds objects of its own domain
- * only), so the domain need not be looked at.  Everything else (other
- * domains, active holds) is the slow path. */
-RM_INLINE int rm_prwlock_read_unlock(rm_prwlock_t *l) {
-  struct rm_fcp_reader *r = rm_fcp_tls_default;
-  if (RM_LIKELY(r != NULL) && RM_LIKELY(rm_atomic_load_relaxed(&r->passive) == l))
-    return rm_prwlock_passive_unlock(&rm_fcp_default, r);
   return rm_prwlock_read_unlock_slowpath(l);
 }
 
+/* The writer word of an unlocked, unwaited lock. */
+RM_INLINE uint32_t rm_prwlock_idle_word(const rm_prwlock_t *l) {
+  return RM_LIKELY(l->domain == NULL) ? 0u : RM_PRWLOCK_DOMAIN;
+}
+
 RM_INLINE int rm_prwlock_write_lock(rm_prwlock_t *l) {
-  uint32_t s = 0;
+  uint32_t s = rm_prwlock_idle_word(l);
   /* seq_cst: the writer word is set before rm_fcp_begin's version bump. */
-  if (RM_LIKELY(rm_atomic_cas_seq_cst(&l->wstate, &s, RM_PRWLOCK_LOCKED)))
+  if (RM_LIKELY(rm_atomic_cas_seq_cst(&l->wstate, &s, s | RM_PRWLOCK_LOCKED)))
     return rm_prwlock_write_consensus(l, RM_FCP_WAIT, 0, NULL);
   return rm_prwlock_write_slowpath(l, RM_FCP_WAIT, 0, NULL);
 }
@@ -199,8 +200,8 @@ RM_INLINE int rm_prwlock_write_trylock(rm_prwlock_t *l) {
 RM_INLINE int rm_prwlock_write_timedlock(rm_prwlock_t *l, int clk, const struct timespec *abstime) {
   int e = rm_timespec_check(clk, abstime);
   if (RM_UNLIKELY(e != 0 || abstime == NULL)) return EINVAL;
-  uint32_t s = 0;
-  if (RM_LIKELY(rm_atomic_cas_seq_cst(&l->wstate, &s, RM_PRWLOCK_LOCKED)))
+  uint32_t s = rm_prwlock_idle_word(l);
+  if (RM_LIKELY(rm_atomic_cas_seq_cst(&l->wstate, &s, s | RM_PRWLOCK_LOCKED)))
     return rm_prwlock_write_consensus(l, RM_FCP_TIMED, clk, abstime);
   return rm_prwlock_write_slowpath(l, RM_FCP_TIMED, clk, abstime);
 }

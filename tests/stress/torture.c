@@ -17,8 +17,14 @@
  * inside its section (so that with more threads than cores a fast-path
  * BRAVO reader is preempted holding its slot while a writer revokes).
  *
+ * With --recursive, one read section in 8 read-locks its lock a second time
+ * (blocking or try), checks the record again and unlocks that level before
+ * the outer one: only for locks whose recursive reads never block behind a
+ * waiting writer (prwlock's passive holds; glibc's reader-preference kind).
+ *
  * Usage: torture [--lock NAME|all] [--readers R] [--writers W] [--seconds S]
  *                [--locks K] [--inhibit N] [--expect-fast] [--expect-collisions]
+ *                [--switch-fence S] [--recursive]
  * The record words are plain (non-atomic) memory on purpose: under
  * ThreadSanitizer any missing happens-before edge in a lock is a report.
  */
@@ -54,6 +60,7 @@ static int nlocks = 4;
 static int stop;
 static int nreaders = 6, nwriters = 2;
 static double seconds = 2.0;
+static int recursive;
 static uint64_t total_reads, total_writes, total_busy, total_timeouts;
 
 static void fail(const char *what, int li, uint64_t a, uint64_t b) {
@@ -78,6 +85,11 @@ static void spin(uint32_t n) {
 static void reader(void *arg, int idx) {
   (void)arg;
   uint32_t seed = 0x9E3779B9u * (uint32_t)(idx + 1);
+  /* Half the readers own a record of the FCP default domain from the
+   * start: prwlock's inline read path uses it for every lock and only a
+   * thread that has one gets as far as the lock's writer word there (the
+   * others go straight to the slow path). */
+  if (idx & 1) CHECK(rm_fcp_self(rm_fcp_default_domain()) != NULL);
   uint64_t *last = (uint64_t *)calloc((size_t)nlocks, sizeof *last);
   CHECK(last != NULL);
   uint64_t reads = 0, busy = 0, tmo = 0;
@@ -108,6 +120,17 @@ static void reader(void *arg, int idx) {
     if (s->rec.check != (v ^ MAGIC)) fail("bad check word", li, v, s->rec.check);
     if (v < last[li]) fail("version went backwards", li, last[li], v);
     last[li] = v;
+    if (recursive && xorshift(&seed) % 8u == 0) {
+      rm_token_t tok2 = 0;
+      e = (xorshift(&seed) & 1u) ? ops->read_trylock(s->lock, &tok2)
+                                 : ops->read_lock(s->lock, &tok2);
+      if (e != 0) fail("recursive read lock error", li, (uint64_t)e, 0);
+      spin(xorshift(&seed) % 16u);
+      if (s->rec.w[0] != v || s->rec.check != (v ^ MAGIC))
+        fail("record changed under a recursive hold", li, v, s->rec.w[0]);
+      e = ops->read_unlock(s->lock, tok2);
+      if (e != 0) fail("recursive read unlock error", li, (uint64_t)e, 0);
+    }
     if (xorshift(&seed) % 4096u == 0) test_sleep_ms(1); /* preempted inside */
     else spin(xorshift(&seed) % 64u);
     __atomic_sub_fetch(&s->rec.occupancy, 1u, __ATOMIC_ACQ_REL);
@@ -263,11 +286,12 @@ int main(int argc, char **argv) {
       CHECK_ERR(rm_bravo_set_inhibit_multiplier((unsigned)atoi(argv[++i])), 0);
     else if (!strcmp(argv[i], "--expect-fast")) expect_fast = 1;
     else if (!strcmp(argv[i], "--expect-collisions")) expect_coll = 1;
+    else if (!strcmp(argv[i], "--recursive")) recursive = 1;
     else if (!strcmp(argv[i], "--switch-fence") && i + 1 < argc) switch_after = atof(argv[++i]);
     else {
       fprintf(stderr, "usage: %s [--lock NAME|all] [--readers R] [--writers W] [--seconds S] "
                       "[--locks K] [--inhibit N] [--expect-fast] [--expect-collisions] "
-                      "[--switch-fence S]\n", argv[0]);
+                      "[--switch-fence S] [--recursive]\n", argv[0]);
       return 2;
     }
   }

@@ -543,6 +543,116 @@ static void test_reports(void) {
   CHECK_ERR(rm_fcp_domain_destroy(rd), 0);
 }
 
+/* Where the fast paths keep their state.  A thread with no record points
+ * at rm_fcp_unregistered and gets a record at its first read lock.  A lock
+ * of another domain carries RM_PRWLOCK_DOMAIN in its writer word for good
+ * (write locks of every kind keep it) and is held in the domain's record,
+ * never in the default one.  A recursive hold marks `passive` with
+ * RM_FCP_NESTED until the last extra level is gone, so the unlock fast path
+ * (passive == lock) only ever releases a single hold. */
+static rm_prwlock_t fl = RM_PRWLOCK_INITIALIZER;
+static void *first_lock_body(void *p) {
+  (void)p;
+  CHECK(rm_fcp_tls_default == &rm_fcp_unregistered);
+  CHECK(rm_fcp_unregistered.passive != NULL); /* sends the fast path away */
+#ifdef NDEBUG
+  CHECK_ERR(rm_prwlock_read_unlock(&fl), EPERM); /* nothing held (debug builds abort) */
+  CHECK(rm_fcp_tls_default == &rm_fcp_unregistered); /* an unlock claims nothing */
+#endif
+  CHECK_ERR(rm_prwlock_read_lock(&fl), 0);
+  struct rm_fcp_reader *r = rm_fcp_tls_default;
+  CHECK(r != &rm_fcp_unregistered);
+  CHECK(r->passive == &fl);
+  CHECK_EQ(fl.active, 0u);
+  CHECK_ERR(rm_prwlock_read_unlock(&fl), 0);
+  CHECK(r->passive == NULL);
+  return NULL;
+}
+static void test_fast_path_state(void) {
+  pthread_t t;
+  CHECK_EQ(pthread_create(&t, NULL, first_lock_body, NULL), 0);
+  pthread_join(t, NULL);
+
+  /* Recursion. */
+  struct rm_fcp_reader *me = rm_fcp_self(rm_fcp_default_domain());
+  CHECK(me != NULL);
+  const void *nested = (const void *)((uintptr_t)&fl | RM_FCP_NESTED);
+  CHECK_ERR(rm_prwlock_read_lock(&fl), 0);
+  CHECK(me->passive == &fl);
+  CHECK_ERR(rm_prwlock_read_lock(&fl), 0);
+  CHECK_ERR(rm_prwlock_read_trylock(&fl), 0);
+  CHECK(me->passive == nested);
+  CHECK_EQ(me->nest, 2u);
+  CHECK_ERR(in_thread(&fl, 1), EBUSY);
+  CHECK_ERR(rm_prwlock_destroy(&fl), EBUSY);
+  CHECK_ERR(rm_prwlock_write_lock(&fl), EDEADLK);
+  CHECK_ERR(rm_prwlock_read_unlock(&fl), 0);
+  CHECK(me->passive == nested);
+  CHECK_ERR(rm_prwlock_read_unlock(&fl), 0);
+  CHECK(me->passive == &fl);
+  CHECK_EQ(me->nest, 0u);
+  CHECK_ERR(in_thread(&fl, 1), EBUSY);
+  CHECK_ERR(rm_prwlock_read_unlock(&fl), 0);
+  CHECK(me->passive == NULL);
+  CHECK_ERR(in_thread(&fl, 1), 0);
+
+  /* Another domain. */
+  rm_fcp_domain_t *d;
+  rm_prwlock_t ol;
+  CHECK_ERR(rm_fcp_domain_create(&d), 0);
+  CHECK_ERR(rm_prwlock_init_domain(&ol, d, 0), 0);
+  CHECK_EQ(ol.wstate, RM_PRWLOCK_DOMAIN);
+  CHECK_ERR(rm_prwlock_write_lock(&ol), 0);
+  CHECK_EQ(ol.wstate, RM_PRWLOCK_DOMAIN | RM_PRWLOCK_LOCKED);
+  CHECK_ERR(rm_prwlock_write_unlock(&ol), 0);
+  struct timespec dl = test_deadline_ms(CLOCK_MONOTONIC, 1000);
+  CHECK_ERR(rm_prwlock_write_timedlock(&ol, CLOCK_MONOTONIC, &dl), 0);
+  CHECK_ERR(rm_prwlock_write_unlock(&ol), 0);
+  CHECK_ERR(rm_prwlock_write_trylock(&ol), 0);
+  CHECK_ERR(rm_prwlock_write_unlock(&ol), 0);
+  CHECK_EQ(ol.wstate, RM_PRWLOCK_DOMAIN);
+  CHECK_ERR(rm_prwlock_read_lock(&ol), 0);
+  struct rm_fcp_reader *dr = rm_fcp_self(d);
+  CHECK(dr != NULL && dr != me);
+  CHECK(dr->passive == &ol);
+  CHECK(me->passive == NULL); /* the default record let go of it */
+  CHECK_EQ(ol.active, 0u);
+  CHECK_ERR(rm_prwlock_read_lock(&ol), 0);
+  CHECK(dr->passive == (const void *)((uintptr_t)&ol | RM_FCP_NESTED));
+  CHECK_ERR(in_thread(&ol, 1), EBUSY);
+  CHECK_ERR(rm_prwlock_read_unlock(&ol), 0);
+  CHECK_ERR(rm_prwlock_read_unlock(&ol), 0);
+  CHECK(dr->passive == NULL);
+  CHECK_ERR(in_thread(&ol, 1), 0);
+  /* The default record holds fl; ol still reads passively in its domain. */
+  CHECK_ERR(rm_prwlock_read_lock(&fl), 0);
+  CHECK_ERR(rm_prwlock_read_lock(&ol), 0);
+  CHECK(dr->passive == &ol);
+  CHECK(me->passive == &fl);
+  CHECK_ERR(rm_prwlock_read_unlock(&ol), 0);
+  CHECK_ERR(rm_prwlock_read_unlock(&fl), 0);
+  CHECK_ERR(rm_prwlock_destroy(&ol), 0);
+  CHECK_ERR(rm_fcp_domain_leave(d), 0);
+  CHECK_ERR(rm_fcp_domain_destroy(d), 0);
+}
+
+/* The unlock that reports a new version also wakes writers parked on the
+ * record (rm_fcp_report): here `wake` is set as a parked writer sets it. */
+static void test_report_wakes(void) {
+  rm_fcp_domain_t *rd;
+  CHECK_ERR(rm_fcp_domain_create(&rd), 0);
+  struct rm_fcp_reader *me = rm_fcp_self(rd);
+  CHECK(me != NULL);
+  rm_fcp_enter(me, &fobj);
+  uint64_t v = rm_fcp_begin(rd);
+  __atomic_store_n(&me->wake, 1u, __ATOMIC_SEQ_CST);
+  rm_fcp_leave(rd, me);
+  CHECK_EQ(me->seen, v);
+  CHECK_EQ(__atomic_load_n(&me->wake, __ATOMIC_ACQUIRE), 0u);
+  CHECK_ERR(rm_fcp_domain_leave(rd), 0);
+  CHECK_ERR(rm_fcp_domain_destroy(rd), 0);
+}
+
 /* The one-way switch to fence mode: afterwards readers fence, writers issue
  * no membarrier, and the lock still works. */
 static void test_switch_to_fence(void) {
@@ -577,6 +687,8 @@ int main(void) {
   if (!TEST_UNDER_TSAN) test_fork();
   test_foreign_holds();
   test_reports();
+  test_fast_path_state();
+  test_report_wakes();
   test_switch_to_fence(); /* last: the switch is for good */
   TEST_MAIN_END();
 }
