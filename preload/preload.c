@@ -655,9 +655,9 @@ static RM_NOINLINE void pw_back_out(rm_fcp_domain_t *d, struct rm_fcp_reader *r,
 enum { PW_HELD, PW_BUSY /* no record, or it holds something */, PW_RACED /* a writer: backed out */ };
 RM_INLINE int pw_try_passive(struct pl_lock *l, struct rm_fcp_reader *r) {
   /* Acquire: a NULL left by a releaser that took our last hold comes with
-   * its BUSY mark of `nest` (rm_fcp_unlock_own relies on it). */
-  /* r is NULL (no memory) or rm_fcp_unregistered (no record yet: its
-   * `passive` is never NULL) only off the inlined path. */
+   * its BUSY mark of `nest` (rm_fcp_unlock_own relies on it).  r may be
+   * NULL (no memory for a record) or rm_fcp_unregistered (no record yet:
+   * its `passive` is never NULL): both are PW_BUSY. */
   if (RM_UNLIKELY(r == NULL) || rm_atomic_load_acquire(&r->passive) != NULL) return PW_BUSY;
   rm_fcp_enter(r, l); /* (R1) */
   /* (R2) acquire: the section sees the last writer's stores (futexrw's
@@ -741,10 +741,9 @@ static int pw_wrlock(struct pl_lock *l, int mode, clockid_t clk, const struct ti
 }
 
 /* After rm_fcp_unlock_own() found no hold of the caller's (r may be
- * rm_fcp_unregistered):
- * the write hold, else a hold taken through futexrw (ours or another
- * thread's), else another thread's passive hold (glibc lets any thread
- * release a read hold). */
+ * rm_fcp_unregistered): the write hold, else a hold taken through futexrw
+ * (ours or another thread's), else another thread's passive hold (glibc
+ * lets any thread release a read hold). */
 static RM_NOINLINE int pw_unlock(struct pl_lock *l, struct rm_fcp_reader *r) {
   uint32_t me = pl_owner_id(l);
   uint64_t s = rm_atomic_load_relaxed(&l->fx.state);
