@@ -30,7 +30,9 @@
  *   it, a record's `passive` field is the truth, and the writer waits only
  *   for records that hold its object, spinning briefly, then parking on the
  *   record's `wake` word, which that reader's unlock checks with one plain
- *   load.  This is the user-space form of the paper's IPI and report.
+ *   load when it reports a new version (see rm_fcp_report for why that
+ *   is always the case when a writer parked).  This is the user-space form
+ *   of the paper's IPI and report.
  *
  *   If the kernel refuses membarrier registration, or READMOSTLY_NO_MEMBARRIER=1
  *   is set, the core runs in fence mode: readers execute a full fence between
