@@ -397,6 +397,7 @@ static int pl_futex_write(struct pl_lock *l, int mode, clockid_t clk, const stru
 RM_INLINE int pl_rdlock_fast(struct pl_lock *l) {
   size_t n = pl_n;
   if (RM_UNLIKELY(n >= PL_INLINE_HELD)) return -1;
+  /* pl_find() over the inline entries only (n < PL_INLINE_HELD here). */
   for (size_t i = 0; i < n; i++)
     if (pl_inl[i].l == l) return -1; /* recursive: counted in our slot */
   rm_token_t tok;
@@ -655,10 +656,10 @@ static RM_NOINLINE void pw_back_out(rm_fcp_domain_t *d, struct rm_fcp_reader *r,
 enum { PW_HELD, PW_BUSY /* no record, or it holds something */, PW_RACED /* a writer: backed out */ };
 RM_INLINE int pw_try_passive(struct pl_lock *l, struct rm_fcp_reader *r) {
   /* Acquire: a NULL left by a releaser that took our last hold comes with
-   * its BUSY mark of `nest` (rm_fcp_unlock_own relies on it).  r may be
-   * NULL (no memory for a record) or rm_fcp_unregistered (no record yet:
-   * its `passive` is never NULL): both are PW_BUSY. */
-  if (RM_UNLIKELY(r == NULL) || rm_atomic_load_acquire(&r->passive) != NULL) return PW_BUSY;
+   * its BUSY mark of `nest` (rm_fcp_unlock_own relies on it).  r is never
+   * NULL: a thread without a record passes rm_fcp_unregistered, whose
+   * `passive` is never NULL (PW_BUSY). */
+  if (rm_atomic_load_acquire(&r->passive) != NULL) return PW_BUSY;
   rm_fcp_enter(r, l); /* (R1) */
   /* (R2) acquire: the section sees the last writer's stores (futexrw's
    * write unlock is a release of this word). */
@@ -690,10 +691,11 @@ static RM_NOINLINE int pw_rdlock(struct pl_lock *l, int mode, clockid_t clk,
   }
   if (RM_UNLIKELY(l->fx.pshared)) return pl_futex_read(l, mode, clk, abs);
   struct rm_fcp_reader *r = rm_fcp_self(PW_DOMAIN); /* claims a record on first use */
+  if (RM_UNLIKELY(r == NULL)) r = &rm_fcp_unregistered; /* no memory: futexrw only */
   while (tried != PW_RACED) {
     tried = pw_try_passive(l, r);
     if (tried == PW_HELD) return 0;
-    if (tried == PW_RACED || r == NULL || rm_atomic_load_acquire(&r->passive) != l) break;
+    if (tried == PW_RACED || rm_atomic_load_acquire(&r->passive) != l) break;
     /* Recursive: count it; never blocks, even while a writer waits for us. */
     if (rm_fcp_nest_add(r, l)) return 0;
     /* The count is full (take futexrw), or another thread released our

@@ -21,9 +21,9 @@
 #include <string.h>
 
 RM_API struct rm_fcp_domain rm_fcp_default = {.uid = 1};
-/* passive: its own address, never NULL and never a lock. */
-RM_API struct rm_fcp_reader rm_fcp_unregistered = {.passive = &rm_fcp_unregistered,
-                                                   .seen = UINT64_MAX};
+/* passive: its own address, never NULL and never a lock.  Nothing writes
+ * it: every path that finds it here claims a record or takes another way. */
+RM_API struct rm_fcp_reader rm_fcp_unregistered = {.passive = &rm_fcp_unregistered};
 RM_API __thread struct rm_fcp_reader *rm_fcp_tls_default
     __attribute__((tls_model("initial-exec"))) = &rm_fcp_unregistered;
 RM_API __thread struct rm_fcp_tls_entry rm_fcp_tls_cache[RM_FCP_TLS_CACHE] __attribute__((tls_model("initial-exec")));

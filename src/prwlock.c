@@ -160,9 +160,9 @@ RM_API int rm_prwlock_read_unlock_slowpath(rm_prwlock_t *l) {
   }
   if (r) {
     const void *p = rm_atomic_load_relaxed(&r->passive);
-    if (p == (const void *)((uintptr_t)l | RM_FCP_NESTED)) {
-      /* A recursive level: the last one clears the mark (a writer reads
-       * either value as "holds l"; only the owner writes them). */
+    if (p == rm_fcp_nested(l)) {
+      /* A recursive level: the last one clears the mark.  Relaxed: a writer
+       * reads either value as "holds l", and only the owner writes them. */
       if (--r->nest == 0) rm_atomic_store_relaxed(&r->passive, (const void *)l);
       return 0;
     }
@@ -195,10 +195,11 @@ RM_API int rm_prwlock_read_slowpath(rm_prwlock_t *l, struct rm_fcp_reader *r, in
     const void *p = rm_atomic_load_relaxed(&r->passive);
     if (rm_fcp_obj(p) == (const void *)l) {
       /* Recursive: our passive hold keeps every writer out already.  The
-       * mark sends our next unlock to the slow path, which counts down. */
+       * mark sends our next unlock to the slow path, which counts down.
+       * Relaxed: l and its marked form mean the same to writers. */
       if (RM_UNLIKELY(r->nest == UINT32_MAX)) return EAGAIN;
       r->nest++;
-      rm_atomic_store_relaxed(&r->passive, (const void *)((uintptr_t)l | RM_FCP_NESTED));
+      rm_atomic_store_relaxed(&r->passive, rm_fcp_nested(l));
       return 0;
     }
     /* Our record holds another lock of the domain: be active. */
@@ -375,7 +376,7 @@ RM_API int rm_prwlock_downgrade(rm_prwlock_t *l) {
 RM_API int rm_prwlock_upgrade(rm_prwlock_t *l) {
   struct rm_fcp_reader *r = rm_fcp_self(rm_prwlock_domain(l));
   const void *p = r ? rm_atomic_load_relaxed(&r->passive) : NULL;
-  bool passive = p != NULL && rm_fcp_obj(p) == (const void *)l;
+  bool passive = rm_fcp_obj(p) == (const void *)l;
   if (passive && p != (const void *)l) return EDEADLK; /* held more than once */
   if (!passive && rm_atomic_load_relaxed(&l->active) == 0) return EPERM;
   uint32_t s = rm_atomic_load_relaxed(&l->wstate);

@@ -198,6 +198,9 @@ RM_INLINE struct rm_fcp_reader *rm_fcp_self_cached(rm_fcp_domain_t *d) {
 RM_INLINE const void *rm_fcp_obj(const void *passive) {
   return (const void *)((uintptr_t)passive & ~RM_FCP_NESTED);
 }
+RM_INLINE const void *rm_fcp_nested(const void *obj) {
+  return (const void *)((uintptr_t)obj | RM_FCP_NESTED);
+}
 
 /* rm_fcp_mode bits */
 #define RM_FCP_NOFENCE 0x1u       /* readers skip the fence (writers use membarrier) */
