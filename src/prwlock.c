@@ -65,9 +65,13 @@ static void wake_readers(rm_prwlock_t *l) {
 
 /* Wait until LOCKED is clear.  0, EBUSY (try), ETIMEDOUT.
  * r: the caller's record when it holds nothing passively, else NULL.  Such a
- * record keeps reporting while it spins (a writer that bumped the version
- * after our last report would otherwise need a membarrier to learn that we
- * are outside), and is "offline" while parked: seen = UINT64_MAX, so no
+ * record reports on every spin (a writer that bumped the version after our
+ * last report would otherwise need a membarrier to learn that we are
+ * outside; and the writer we wait for sets its word before it bumps the
+ * version, so our report on the way in often came too early for it: it
+ * polls for the next one.  The version load hits the cache until a writer
+ * bumps it, so reporting on every spin costs nothing), and is "offline"
+ * while parked: seen = UINT64_MAX, so no
  * writer waits for it or issues a membarrier for it.  Coming back online
  * costs a report and a fence (the paper's domain online), which pairs with
  * the fence in rm_fcp_begin: a writer that skipped us as offline has its
@@ -78,7 +82,7 @@ static int wait_writer(rm_prwlock_t *l, struct rm_fcp_reader *r, int mode, int c
   for (unsigned i = 0; i < PRW_SPINS; i++) {
     if (!(rm_atomic_load_acquire(&l->wstate) & RM_PRWLOCK_LOCKED)) return 0;
     if (mode == RM_FCP_TRY) return EBUSY;
-    if (r && (i & 15u) == 0) rm_fcp_report(d, r); /* stores only if a writer came since */
+    if (r) rm_fcp_report(d, r); /* stores only if a writer came since */
     rm_cpu_relax();
   }
   bool bcast = (l->flags & RM_PRWLOCK_BROADCAST_WAKE) != 0;

@@ -224,6 +224,10 @@ RM_INLINE void rm_fcp_reader_fence(void) {
  * writer's fence after its own store). */
 RM_INLINE void rm_fcp_enter(struct rm_fcp_reader *r, const void *obj) {
   rm_atomic_store_relaxed(&r->passive, obj); /* (R1) */
+  /* C11 would let the compiler sink a relaxed store below later loads (the
+   * mode here, the caller's R2, even an acquire one); the argument above is
+   * about the order in which the CPU executes them, so pin it. */
+  rm_compiler_barrier();
   RM_DEBUG_YIELD();
   rm_fcp_reader_fence();
 }
@@ -271,6 +275,10 @@ RM_INLINE void rm_fcp_report(rm_fcp_domain_t *d, struct rm_fcp_reader *r) {
  * rm_fcp_report). */
 RM_INLINE void rm_fcp_leave(rm_fcp_domain_t *d, struct rm_fcp_reader *r) {
   rm_atomic_store_release(&r->passive, (const void *)NULL); /* (U1) */
+  /* The report's version load stays after U1 in the CPU's order (C11
+   * would let it move above a release store): the argument for the `wake`
+   * load in rm_fcp_report needs it. */
+  rm_compiler_barrier();
   RM_DEBUG_YIELD();
   rm_fcp_report(d, r);
 }
