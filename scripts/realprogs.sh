@@ -7,12 +7,14 @@
 #   realprogs.csv        every run: program,benchmark,threads,variant,rep,metric,value
 #   realprogs-stats.txt  READMOSTLY_STATS=1 output of one run of each interposer variant
 #   realprogs.md         the table with ratios and the checks
+#   realprogs-instructions.csv  instructions per operation at 1 thread
+#                        (callgrind; skipped without valgrind or with CALLGRIND=0)
 # Installs rocksdb-tools and kyotocabinet-utils from Debian when missing; a
 # program that cannot be installed is skipped with a message.  Every run must
 # succeed (exit 0, db_bench finds every key it reads, kccachetest prints "ok"
 # and no error line), or the script fails.
 #   PRELOAD=path/to/libreadmostly-preload.so  (default: build it in build/)
-#   REPS=5  THREADS="1 2 4"  QUICK=1 (short runs, 1 rep)
+#   REPS=5  THREADS="1 2 4"  QUICK=1 (short runs, 1 rep)  CALLGRIND=0|1
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -139,6 +141,69 @@ for v in preload prwlock; do
 done
 grep -v ',stats,' "$CSV" > "$TMP/csv" && mv "$TMP/csv" "$CSV"
 
+# ---- instructions per operation (callgrind) --------------------------------
+# Timings on a shared 2-CPU machine move by 10-20 % from run to run, so a
+# 1-thread ratio near 1 cannot be told from noise by timing alone.  The
+# instruction count can: each program runs under callgrind at two sizes, and
+# the difference over the difference in operations cancels start-up, set-up
+# and exit.  Under valgrind threads run one at a time, and membarrier is not
+# available, so the prwlock variant runs in fence mode.
+CALLGRIND=${CALLGRIND:-1}
+ICSV=$OUT/realprogs-instructions.csv
+rm -f "$ICSV"
+if [ "$CALLGRIND" = 1 ] && ! command -v valgrind >/dev/null; then
+  echo "realprogs: valgrind unavailable: no instruction counts"
+  CALLGRIND=0
+fi
+# cg_ir VARIANT cmd...: total instructions of one run under callgrind.
+cg_ir() {
+  local v=$1; shift
+  local pre ir
+  case $v in
+    stock) pre=(env -u LD_PRELOAD) ;;
+    preload) pre=(env LD_PRELOAD="$PRELOAD" READMOSTLY_RWLOCK=bravo) ;;
+    *) pre=(env LD_PRELOAD="$PRELOAD" READMOSTLY_RWLOCK=prwlock) ;;
+  esac
+  "${pre[@]}" valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" > "$TMP/out" 2>&1 ||
+    fail "callgrind: $* (exit $?)"
+  ir=$(sed -n 's/^==[0-9]*== Collected : \([0-9]*\)$/\1/p' "$TMP/out" | tail -1)
+  [ -n "$ir" ] || fail "callgrind printed no total: $*"
+  echo "$ir"
+}
+cg_db() { # variant n
+  rm -rf "$TMP/cgdb"
+  local ir
+  ir=$(cg_ir "$1" db_bench --benchmarks=fillseq --db="$TMP/cgdb" --threads=1 --num="$2" \
+    --memtablerep=skip_list --inplace_update_support=1 --allow_concurrent_memtable_write=0 \
+    --inplace_update_num_locks=1 --progress_reports=false --stats_interval=0)
+  grep -q '^fillseq ' "$TMP/out" || fail "db_bench fillseq printed no result under callgrind"
+  echo "$ir"
+}
+cg_kc() { # variant mode n
+  local ir
+  ir=$(cg_ir "$1" kccachetest "$2" -th 1 "$3")
+  grep -q '^ok$' "$TMP/out" || fail "kccachetest $2 did not print ok under callgrind"
+  ! grep -qi 'error' "$TMP/out" || fail "kccachetest $2 printed an error line under callgrind"
+  echo "$ir"
+}
+if [ "$CALLGRIND" = 1 ]; then
+  if [ "$QUICK" = 1 ]; then CGN=(5000 15000); else CGN=(20000 60000); fi
+  echo "program,benchmark,variant,instructions_per_op" > "$ICSV"
+  for v in stock preload prwlock; do
+    echo "realprogs: callgrind $v"
+    if [ $have_db = 1 ]; then
+      a=$(cg_db "$v" "${CGN[0]}"); b=$(cg_db "$v" "${CGN[1]}")
+      echo "db_bench,fillseq,$v,$(awk -v a="$a" -v b="$b" -v n="${CGN[0]}" -v m="${CGN[1]}" 'BEGIN{printf "%.0f", (b-a)/(m-n)}')" >> "$ICSV"
+    fi
+    if [ $have_kc = 1 ]; then
+      # order only: wicked draws its operations at random (clears included),
+      # so its count per record moves by several per cent between runs.
+      a=$(cg_kc "$v" order "${CGN[0]}"); b=$(cg_kc "$v" order "${CGN[1]}")
+      echo "kccachetest,order,$v,$(awk -v a="$a" -v b="$b" -v n="${CGN[0]}" -v m="${CGN[1]}" 'BEGIN{printf "%.0f", (b-a)/(m-n)}')" >> "$ICSV"
+    fi
+  done
+fi
+
 # ---- the table -----------------------------------------------------------
 med() { # program benchmark threads variant
   awk -F, -v p="$1" -v b="$2" -v t="$3" -v v="$4" '$1==p && $2==b && $3==t && $4==v {print $7}' "$CSV" |
@@ -185,6 +250,30 @@ check() { # label value op target
   q=$(med kccachetest order 2 preload); s=$(med kccachetest order 2 stock)
   [ -n "$q$s" ] && check "kccachetest order T=2: preload / stock" "$(ratio "$q" "$s")" ">" 1.00
   echo
+  if [ -s "$ICSV" ]; then
+    ins() { awk -F, -v p="$1" -v b="$2" -v v="$3" '$1==p && $2==b && $3==v {print $4}' "$ICSV"; }
+    echo "### Instructions per operation at 1 thread (callgrind)"
+    echo
+    echo "Timing a 1-thread run here moves by 10-20 % from run to run, so a ratio near 1"
+    echo "above is mostly noise. Instruction counts repeat: each program runs under"
+    echo "callgrind with ${CGN[0]} and ${CGN[1]} operations (db_bench \`--benchmarks=fillseq\` with"
+    echo "the options above; kccachetest \`order -th 1\`), and the difference in instructions"
+    echo "over the difference in operations leaves out start-up and exit. Instructions are"
+    echo "not time (glibc's read lock and unlock are an atomic read-modify-write each, as"
+    echo "the interposer's default read pair is), but they show what the interposer adds"
+    echo "per operation. Valgrind runs threads one at a time and has no membarrier: the"
+    echo "prwlock variant runs in fence mode here."
+    echo
+    echo "| program | benchmark | stock | preload | prwlock | preload - stock | prwlock - stock |"
+    echo "| --- | --- | ---: | ---: | ---: | ---: | ---: |"
+    for pb in db_bench,fillseq kccachetest,order; do
+      p=${pb%,*}; b=${pb#*,}
+      s=$(ins "$p" "$b" stock); q=$(ins "$p" "$b" preload); w=$(ins "$p" "$b" prwlock)
+      [ -n "$s" ] && [ -n "$q" ] && [ -n "$w" ] || continue
+      echo "| $p | $b | $s | $q | $w | $((q - s)) | $((w - s)) |"
+    done
+    echo
+  fi
   echo "READMOSTLY_STATS=1 output of one run of each, both interposer variants (T=2):"
   echo
   echo '```'

@@ -65,17 +65,19 @@ static void wake_readers(rm_prwlock_t *l) {
 
 /* Wait until LOCKED is clear.  0, EBUSY (try), ETIMEDOUT.
  * r: the caller's record when it holds nothing passively, else NULL.  Such a
- * record reports on every spin (a writer that bumped the version after our
- * last report would otherwise need a membarrier to learn that we are
- * outside; and the writer we wait for sets its word before it bumps the
- * version, so our report on the way in often came too early for it: it
- * polls for the next one.  The version load hits the cache until a writer
- * bumps it, so reporting on every spin costs nothing), and is "offline"
- * while parked: seen = UINT64_MAX, so no
- * writer waits for it or issues a membarrier for it.  Coming back online
- * costs a report and a fence (the paper's domain online), which pairs with
- * the fence in rm_fcp_begin: a writer that skipped us as offline has its
- * writer word visible to our next R2. */
+ * record reports on every spin, and is "offline" while parked.
+ *
+ * Reporting: a writer that bumped the version after our last report would
+ * otherwise need a membarrier to learn that we are outside, and the writer
+ * we wait for sets its word before it bumps the version, so the report on
+ * our way in often came too early for it.  The version load hits the cache
+ * until a writer bumps it, so reporting on every spin costs nothing.
+ *
+ * Offline: seen = UINT64_MAX, so no writer waits for the record or issues a
+ * membarrier for it.  Coming back online costs a report and a fence (the
+ * paper's domain online), which pairs with the fence in rm_fcp_begin: a
+ * writer that skipped us as offline has its writer word visible to our next
+ * R2. */
 static int wait_writer(rm_prwlock_t *l, struct rm_fcp_reader *r, int mode, int clk,
                        const struct timespec *abstime) {
   rm_fcp_domain_t *d = rm_prwlock_domain(l);
