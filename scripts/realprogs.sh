@@ -173,15 +173,16 @@ cg_ir() {
 cg_db() { # variant n
   rm -rf "$TMP/cgdb"
   local ir
+  # "|| exit 1": errexit does not reach into a command substitution.
   ir=$(cg_ir "$1" db_bench --benchmarks=fillseq --db="$TMP/cgdb" --threads=1 --num="$2" \
     --memtablerep=skip_list --inplace_update_support=1 --allow_concurrent_memtable_write=0 \
-    --inplace_update_num_locks=1 --progress_reports=false --stats_interval=0)
+    --inplace_update_num_locks=1 --progress_reports=false --stats_interval=0) || exit 1
   grep -q '^fillseq ' "$TMP/out" || fail "db_bench fillseq printed no result under callgrind"
   echo "$ir"
 }
 cg_kc() { # variant mode n
   local ir
-  ir=$(cg_ir "$1" kccachetest "$2" -th 1 "$3")
+  ir=$(cg_ir "$1" kccachetest "$2" -th 1 "$3") || exit 1
   grep -q '^ok$' "$TMP/out" || fail "kccachetest $2 did not print ok under callgrind"
   ! grep -qi 'error' "$TMP/out" || fail "kccachetest $2 printed an error line under callgrind"
   echo "$ir"

@@ -171,15 +171,20 @@ static void fork_child(void) {
     }
 }
 
+RM_API struct rm_fcp_reader *rm_fcp_self_find_slowpath(rm_fcp_domain_t *d) {
+  for (struct rm_fcp_reader *r = tls_records; r; r = r->tnext)
+    if (r->domain == d) return r;
+  return NULL;
+}
+
 RM_API RM_NOINLINE struct rm_fcp_reader *rm_fcp_self_slowpath(rm_fcp_domain_t *d) {
   pthread_once(&key_once, key_init);
   rm_platform_init();
   mode_init();
   uint64_t self = (uint64_t)rm_thread_identity();
   /* Ours already (the TLS cache was full and evicted it)? */
-  struct rm_fcp_reader *r;
-  for (r = tls_records; r; r = r->tnext)
-    if (r->domain == d) goto cache;
+  struct rm_fcp_reader *r = rm_fcp_self_find_slowpath(d);
+  if (r) goto cache;
   /* Reuse a released record, else allocate one. */
   for (r = rm_atomic_load_acquire(&d->head); r; r = r->next) {
     uint32_t z = 0;

@@ -117,7 +117,7 @@ static int wait_writer(rm_prwlock_t *l, struct rm_fcp_reader *r, int mode, int c
 
 static int active_lock(rm_prwlock_t *l, int mode, int clk, const struct timespec *abstime) {
   /* Our record may wait "offline" only if it holds nothing passively. */
-  struct rm_fcp_reader *r = rm_fcp_self_cached(rm_prwlock_domain(l));
+  struct rm_fcp_reader *r = rm_fcp_self_find(rm_prwlock_domain(l));
   if (r && rm_atomic_load_relaxed(&r->passive) != NULL) r = NULL;
   for (;;) {
     /* seq_cst RMW, then seq_cst load of the word: Dekker with the writer's
@@ -162,7 +162,7 @@ RM_API int rm_prwlock_read_unlock_slowpath(rm_prwlock_t *l) {
     d = &rm_fcp_default;
     r = rm_fcp_tls_default; /* rm_fcp_unregistered holds nothing */
   } else {
-    r = rm_fcp_self(d); /* finds it even if evicted from the cache */
+    r = rm_fcp_self_find(d); /* even if evicted from the cache; claims none */
   }
   if (r) {
     const void *p = rm_atomic_load_relaxed(&r->passive);
@@ -283,7 +283,7 @@ RM_API int rm_prwlock_write_consensus(rm_prwlock_t *l, int mode, int clk,
   /* Our own record is skipped: we cannot be inside a passive section of l
    * (that would be a deadlock, or an upgrade), and its `seen` is usually one
    * version old, which would cost a membarrier for nothing. */
-  struct rm_fcp_reader *self = rm_fcp_self_cached(rm_prwlock_domain(l));
+  struct rm_fcp_reader *self = rm_fcp_self_find(rm_prwlock_domain(l));
   int e = self && rm_fcp_obj(rm_atomic_load_relaxed(&self->passive)) == (const void *)l
               ? EDEADLK /* we read-hold it: use rm_prwlock_upgrade */
               : consensus(l, self, 0, mode, clk, abstime);
@@ -380,7 +380,7 @@ RM_API int rm_prwlock_downgrade(rm_prwlock_t *l) {
 }
 
 RM_API int rm_prwlock_upgrade(rm_prwlock_t *l) {
-  struct rm_fcp_reader *r = rm_fcp_self(rm_prwlock_domain(l));
+  struct rm_fcp_reader *r = rm_fcp_self_find(rm_prwlock_domain(l));
   const void *p = r ? rm_atomic_load_relaxed(&r->passive) : NULL;
   bool passive = rm_fcp_obj(p) == (const void *)l;
   if (passive && p != (const void *)l) return EDEADLK; /* held more than once */
@@ -389,8 +389,9 @@ RM_API int rm_prwlock_upgrade(rm_prwlock_t *l) {
   do {
     if (s & RM_PRWLOCK_LOCKED) return EBUSY; /* a writer waits for us */
   } while (!rm_atomic_cas_seq_cst(&l->wstate, &s, s | RM_PRWLOCK_LOCKED));
-  /* Count one reader less: ourselves (our record, or one active count). */
-  int e = consensus(l, passive ? r : NULL, passive ? 0u : 1u, RM_FCP_WAIT, 0, NULL);
+  /* Count one reader less: ourselves (our record, or one active count).
+   * Our record is skipped either way: it holds l, or nothing of l. */
+  int e = consensus(l, r, passive ? 0u : 1u, RM_FCP_WAIT, 0, NULL);
   (void)e; /* RM_FCP_WAIT does not fail */
   if (passive) {
     rm_atomic_store_release(&r->passive, (const void *)NULL);

@@ -5,7 +5,8 @@
  * SYNOPSIS
  *   #include <readmostly/fcp.h>
  *   rm_fcp_domain_t *d = rm_fcp_default_domain();   // or rm_fcp_domain_create(&d)
- *   struct rm_fcp_reader *r = rm_fcp_self(d);       // this thread's record
+ *   struct rm_fcp_reader *r = rm_fcp_self(d);       // this thread's record (claimed if new)
+ *   r = rm_fcp_self_find(d);                         // ... or NULL, never claimed
  *   // reader:  rm_fcp_enter(r, obj) ... rm_fcp_leave(d, r)
  *   // writer:  v = rm_fcp_begin(d); rm_fcp_wait(d, v, obj, r, mode, clk, abstime)
  *   bool fast = rm_fcp_membarrier_mode();
@@ -186,6 +187,18 @@ RM_INLINE struct rm_fcp_reader *rm_fcp_self_cached(rm_fcp_domain_t *d) {
   for (int i = 0; i < RM_FCP_TLS_CACHE; i++)
     if (rm_fcp_tls_cache[i].uid == d->uid) return rm_fcp_tls_cache[i].r;
   return NULL;
+}
+
+/* The caller's record of d if it has one, even one the cache above has
+ * evicted (a thread using more than RM_FCP_TLS_CACHE domains); never claims
+ * one.  For paths that must find an existing hold (unlock, the EDEADLK
+ * check, upgrade) without making an idle record writers would then wait on:
+ * a record that never reports costs every consensus of its domain a
+ * membarrier. */
+RM_API struct rm_fcp_reader *rm_fcp_self_find_slowpath(rm_fcp_domain_t *d);
+RM_INLINE struct rm_fcp_reader *rm_fcp_self_find(rm_fcp_domain_t *d) {
+  struct rm_fcp_reader *r = rm_fcp_self_cached(d);
+  return RM_LIKELY(r != NULL) || d == &rm_fcp_default ? r : rm_fcp_self_find_slowpath(d);
 }
 
 /* A `passive` value with this bit set holds the same object as with it

@@ -645,6 +645,62 @@ static void test_fast_path_state(void) {
   CHECK_ERR(rm_fcp_domain_destroy(d), 0);
 }
 
+/* Finding the caller's own record without claiming one.  (1) A thread
+ * with no record of a domain that read-locks and unlocks a lock of it
+ * actively leaves no record behind (an idle record would cost every
+ * consensus of the domain a membarrier).  (2) A thread using more domains
+ * than its record cache holds still finds its passive hold: write-locking
+ * that lock says EDEADLK instead of waiting for itself, and the unlock
+ * releases the passive hold. */
+#define FIND_DOMAINS (RM_FCP_TLS_CACHE + 2)
+static rm_prwlock_t find_l[FIND_DOMAINS];
+static rm_fcp_domain_t *find_d[FIND_DOMAINS];
+static void *active_only_body(void *p) {
+  (void)p;
+  uint32_t n0 = __atomic_load_n(&find_d[0]->nrecords, __ATOMIC_RELAXED);
+  CHECK_ERR(rm_prwlock_read_lock_active(&find_l[0]), 0);
+  CHECK_EQ(find_l[0].active, 1u);
+  CHECK_ERR(rm_prwlock_read_unlock(&find_l[0]), 0);
+  CHECK_EQ(find_l[0].active, 0u);
+  CHECK(rm_fcp_self_find(find_d[0]) == NULL);
+  CHECK_EQ(__atomic_load_n(&find_d[0]->nrecords, __ATOMIC_RELAXED), n0);
+  return NULL;
+}
+static void test_find_own_record(void) {
+  for (int i = 0; i < FIND_DOMAINS; i++) {
+    CHECK_ERR(rm_fcp_domain_create(&find_d[i]), 0);
+    CHECK_ERR(rm_prwlock_init_domain(&find_l[i], find_d[i], 0), 0);
+  }
+  pthread_t t;
+  CHECK_EQ(pthread_create(&t, NULL, active_only_body, NULL), 0);
+  pthread_join(t, NULL);
+
+  /* One passive hold per domain; the later claims evict the first. */
+  for (int i = 0; i < FIND_DOMAINS; i++) CHECK_ERR(rm_prwlock_read_lock(&find_l[i]), 0);
+  CHECK(rm_fcp_self_cached(find_d[0]) == NULL); /* evicted: the case under test */
+  struct rm_fcp_reader *r0 = rm_fcp_self_find(find_d[0]);
+  CHECK(r0 != NULL && r0->passive == &find_l[0]);
+  CHECK_EQ(find_l[0].active, 0u);
+  /* Without finding r0 the writer would wait for its own hold until the
+   * deadline (ETIMEDOUT). */
+  struct timespec dl = test_deadline_ms(CLOCK_MONOTONIC, 200);
+  CHECK_ERR(rm_prwlock_write_timedlock(&find_l[0], CLOCK_MONOTONIC, &dl), EDEADLK);
+  CHECK_ERR(rm_prwlock_upgrade(&find_l[0]), 0); /* held once: upgrade works */
+  CHECK(r0->passive == NULL);
+  CHECK_ERR(rm_prwlock_write_unlock(&find_l[0]), 0);
+  CHECK_ERR(rm_prwlock_read_lock(&find_l[0]), 0);
+  CHECK_ERR(rm_prwlock_read_unlock(&find_l[0]), 0);
+  for (int i = 1; i < FIND_DOMAINS; i++) CHECK_ERR(rm_prwlock_read_unlock(&find_l[i]), 0);
+  for (int i = 0; i < FIND_DOMAINS; i++) {
+    struct rm_fcp_reader *r = rm_fcp_self_find(find_d[i]);
+    CHECK(r != NULL && r->passive == NULL);
+    CHECK_ERR(in_thread(&find_l[i], 1), 0); /* nothing left held */
+    CHECK_ERR(rm_prwlock_destroy(&find_l[i]), 0);
+    CHECK_ERR(rm_fcp_domain_leave(find_d[i]), 0);
+    CHECK_ERR(rm_fcp_domain_destroy(find_d[i]), 0);
+  }
+}
+
 /* The one-way switch to fence mode: afterwards readers fence, writers issue
  * no membarrier, and the lock still works. */
 static void test_switch_to_fence(void) {
@@ -680,6 +736,7 @@ int main(void) {
   test_foreign_holds();
   test_reports();
   test_fast_path_state();
+  test_find_own_record();
   test_switch_to_fence(); /* last: the switch is for good */
   TEST_MAIN_END();
 }
