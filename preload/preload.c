@@ -432,6 +432,45 @@ RM_INLINE bool pl_unlock_fast(struct pl_lock *l) {
   return true;
 }
 
+/* After a read hold taken through futexrw on a private lock: count it, and
+ * let BRAVO turn the bias on again once the inhibit window is over (unless
+ * another thread once released one of this lock's fast holds). */
+static RM_NOINLINE void pl_slow_read_done_stats(struct pl_lock *l, int why) {
+  pl_count(l, why, 1);
+  if (!(rm_atomic_load_relaxed(&l->fx.reserved[0]) & PL_NOBIAS))
+    rm_bravo_read_slow_done(&l->bias, &rm_bravo_table, why);
+}
+RM_INLINE void pl_slow_read_done(struct pl_lock *l, int why) {
+  /* With statistics off, no call on the common path (the clock read needs
+   * none where the TSC is usable), so callers save no registers for it. */
+  if (PL_STATS_ON()) {
+    pl_slow_read_done_stats(l, why);
+    return;
+  }
+  if (RM_LIKELY(!(rm_atomic_load_relaxed(&l->fx.reserved[0]) & PL_NOBIAS)))
+    rm_bravo_read_slow_bias(&l->bias, &rm_bravo_table);
+}
+
+/* The read lock when pl_rdlock_fast found the bias off (or lost its slot):
+ * one attempt at futexrw's reader entry, inlined, for the write-heavy
+ * locks whose bias stays off.  It is what pl_rdlock would do next with the
+ * same answer, minus the checks the attempt makes redundant: a thread that
+ * write-holds l finds WRITER set and goes to pl_rdlock, which reports
+ * EDEADLK; pl_rdlock_fast already found no fast hold of l in the thread's
+ * list (it answered >= 0).  false: nothing taken; pl_rdlock decides (it
+ * blocks, retries, or fails as the mode says).  A try-lock that loses the
+ * CAS to another reader also ends up there, and does not fail for it. */
+RM_INLINE bool pl_rdlock_futex_fast(struct pl_lock *l, int why) {
+  uint64_t s = rm_atomic_load_relaxed(&l->fx.state);
+  /* (A) of futexrw: acquire, pairs with the last writer's release. */
+  if (!rm_futexrw_reader_may_enter(&l->fx, s) ||
+      (s & RM_FUTEXRW_READERS_MAX) == RM_FUTEXRW_READERS_MAX ||
+      !rm_atomic_cas_acquire(&l->fx.state, &s, s + RM_FUTEXRW_READER))
+    return false;
+  if (RM_LIKELY(!l->fx.pshared)) pl_slow_read_done(l, why); /* shared: never biased */
+  return true;
+}
+
 /* mode: 0 block, 1 try, 2 timed.  tried: pl_rdlock_fast's answer (-1: it
  * did not try; else it found no recursive hold and took no fast one). */
 static RM_NOINLINE int pl_rdlock(struct pl_lock *l, int mode, clockid_t clk,
@@ -487,10 +526,17 @@ static RM_NOINLINE int pl_rdlock(struct pl_lock *l, int mode, clockid_t clk,
 slow_why:;
   int e = pl_futex_read(l, mode, clk, abs);
   if (e) return e;
-  if (PL_STATS_ON()) pl_count(l, why, 1);
-  if (RM_LIKELY(!(rm_atomic_load_relaxed(&l->fx.reserved[0]) & PL_NOBIAS)))
-    rm_bravo_read_slow_done(&l->bias, &rm_bravo_table, why);
+  pl_slow_read_done(l, why);
   return 0;
+}
+
+/* pthread_rwlock_rdlock (mode 0) and tryrdlock (1) after pl_rdlock_fast
+ * took no fast hold: first the inlined futexrw attempt, when it tried.  Out
+ * of line, so that the exported function's fast path saves no registers
+ * for it. */
+static RM_NOINLINE int pl_rdlock_other(struct pl_lock *l, int mode, int why) {
+  if (why >= 0 && pl_rdlock_futex_fast(l, why)) return 0;
+  return pl_rdlock(l, mode, CLOCK_REALTIME, NULL, why);
 }
 
 static int pl_wrlock(struct pl_lock *l, int mode, clockid_t clk, const struct timespec *abs) {
@@ -533,7 +579,7 @@ static int pl_wrlock(struct pl_lock *l, int mode, clockid_t clk, const struct ti
 
 /* Release one slow read hold if there is one: a futexrw read unlock that
  * refuses to go below zero. */
-static bool pl_release_slow(struct pl_lock *l) {
+RM_INLINE bool pl_release_slow(struct pl_lock *l) {
   uint64_t s = rm_atomic_load_relaxed(&l->fx.state);
   while ((s & RM_FUTEXRW_WRITER) == 0 && (s & RM_FUTEXRW_READERS_MAX) != 0) {
     /* Release, as rm_futexrw_read_unlock's (B). */
@@ -603,6 +649,17 @@ static RM_NOINLINE int pl_unlock(struct pl_lock *l) {
   if (!l->fx.pshared && pl_release_foreign_fast(l)) return 0;
   /* Write-held by another thread, or not held at all. */
   return EPERM;
+}
+
+/* Every unlock but that of the thread's most recent fast hold.  First the
+ * common one on locks whose bias stays off (written often): a thread with
+ * no fast hold at all releases a slow hold, which is what pl_unlock would
+ * come to after finding no write hold of ours (pl_release_slow sees WRITER
+ * clear) and nothing in the held list.  Out of line, so that the exported
+ * function's fast path saves no registers for it. */
+static RM_NOINLINE int pl_unlock_other(struct pl_lock *l) {
+  if (pl_n == 0 && pl_release_slow(l)) return 0;
+  return pl_unlock(l);
 }
 
 /* ---- READMOSTLY_RWLOCK=prwlock: passive readers on the FCP consensus ---------- *
@@ -798,7 +855,7 @@ PL_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *rw) {
   if (RM_LIKELY(m == PL_BRAVO)) {
     int why = pl_rdlock_fast(PL(rw));
     if (RM_LIKELY(why == RM_BRAVO_FAST)) return 0;
-    return pl_rdlock(PL(rw), 0, CLOCK_REALTIME, NULL, why);
+    return pl_rdlock_other(PL(rw), 0, why);
   }
   if (m == PL_PRWLOCK) {
     int t = pw_rdlock_fast(PL(rw));
@@ -813,7 +870,7 @@ PL_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *rw) {
   if (RM_LIKELY(m == PL_BRAVO)) {
     int why = pl_rdlock_fast(PL(rw));
     if (RM_LIKELY(why == RM_BRAVO_FAST)) return 0;
-    e = pl_rdlock(PL(rw), 1, CLOCK_REALTIME, NULL, why);
+    e = pl_rdlock_other(PL(rw), 1, why);
   } else if (m == PL_PRWLOCK) {
     int t = pw_rdlock_fast(PL(rw));
     if (RM_LIKELY(t == PW_HELD)) return 0;
@@ -865,12 +922,9 @@ PL_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *rw, clockid_t clk,
   return pl_wrlock(PL(rw), 2, clk, abs);
 }
 
-PL_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *rw) {
-  int m = pl_mode();
-  if (RM_LIKELY(m == PL_BRAVO)) {
-    if (RM_LIKELY(pl_unlock_fast(PL(rw)))) return 0;
-    return pl_unlock(PL(rw));
-  }
+/* The unlock in the other modes, out of line: the prwlock unlock needs
+ * registers saved, which the default mode's paths then need not pay for. */
+static RM_NOINLINE int pl_unlock_mode(pthread_rwlock_t *rw, int m) {
   if (m == PL_PRWLOCK) {
     /* Our own passive hold first: a thread that holds l passively cannot
      * hold its write lock too (pw_wrlock refuses with EDEADLK). */
@@ -879,6 +933,15 @@ PL_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *rw) {
     return pw_unlock(PL(rw), r);
   }
   return real.unlock(rw);
+}
+
+PL_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *rw) {
+  int m = pl_mode();
+  if (RM_LIKELY(m == PL_BRAVO)) {
+    if (RM_LIKELY(pl_unlock_fast(PL(rw)))) return 0;
+    return pl_unlock_other(PL(rw));
+  }
+  return pl_unlock_mode(rw, m);
 }
 
 /* Attributes: glibc's layout and checks. */

@@ -281,14 +281,15 @@ extern RM_API __thread struct rm_bravo_clock_skip rm_bravo_tls_skip
     __attribute__((tls_model("initial-exec")));
 #define RM_BRAVO_CLOCK_EVERY 8u
 
-/* After a slow-path read acquisition (A's read lock held): count it and
- * re-enable bias if the inhibit period is over (Listing 1, lines 25-26).
+/* After a slow-path read acquisition (A's read lock held):
+ * rm_bravo_read_slow_done counts it (statistics on) and calls
+ * rm_bravo_read_slow_bias, which re-enables bias if the inhibit period is
+ * over (Listing 1, lines 25-26); callers that count elsewhere use the
+ * latter alone.
  * The bias may come back up to RM_BRAVO_CLOCK_EVERY - 1 slow reads of this
  * thread after the window ends (any other thread's slow read may bring it
  * back sooner); a bias that returns late costs speed, never correctness. */
-RM_INLINE void rm_bravo_read_slow_done(struct rm_bravo_bias *b, struct rm_bravo_table *t,
-                                       int why) {
-  if (RM_UNLIKELY(t->stats_on)) rm_bravo_stat_slowpath(why, 1);
+RM_INLINE void rm_bravo_read_slow_bias(struct rm_bravo_bias *b, struct rm_bravo_table *t) {
   if (rm_atomic_load_relaxed(&b->rbias)) return;
   /* Relaxed: written only under A's write lock, and we hold A's read lock,
    * so A orders it.  The skip state is this thread's own (no ordering). */
@@ -308,6 +309,11 @@ RM_INLINE void rm_bravo_read_slow_done(struct rm_bravo_bias *b, struct rm_bravo_
     return; /* no table: stay unbiased, the lock still works */
   RM_DEBUG_YIELD();
   rm_atomic_store_release(&b->rbias, 1u); /* (S1) */
+}
+RM_INLINE void rm_bravo_read_slow_done(struct rm_bravo_bias *b, struct rm_bravo_table *t,
+                                       int why) {
+  if (RM_UNLIKELY(t->stats_on)) rm_bravo_stat_slowpath(why, 1);
+  rm_bravo_read_slow_bias(b, t);
 }
 
 RM_INLINE void rm_bravo_read_fast_done(struct rm_bravo_table *t) {
