@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Real programs, stock glibc against libreadmostly-preload.so: RocksDB's
 # db_bench and Kyoto Cabinet's kccachetest, unmodified, at 1, 2 and 4
-# threads, three variants rotating (stock; preload = the interposer's default,
-# BRAVO; prwlock = READMOSTLY_RWLOCK=prwlock), median of REPS runs.  Writes
+# threads, three variants back to back in each round (stock; preload = the interposer's default,
+# BRAVO; prwlock = READMOSTLY_RWLOCK=prwlock), REPS rounds; ratios are the
+# median of the per-round ratios.  Writes
 # into OUT (default results/latest):
 #   realprogs.csv        every run: program,benchmark,threads,variant,rep,metric,value
 #   realprogs-stats.txt  READMOSTLY_STATS=1 output of one run of each interposer variant
@@ -14,14 +15,14 @@
 # succeed (exit 0, db_bench finds every key it reads, kccachetest prints "ok"
 # and no error line), or the script fails.
 #   PRELOAD=path/to/libreadmostly-preload.so  (default: build it in build/)
-#   REPS=5  THREADS="1 2 4"  QUICK=1 (short runs, 1 rep)  CALLGRIND=0|1
+#   REPS=7  THREADS="1 2 4"  QUICK=1 (short runs, 1 rep)  CALLGRIND=0|1
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 OUT=${OUT:-results/latest}
 QUICK=${QUICK:-0}
 if [ "$QUICK" = 1 ]; then REPS=${REPS:-1}; DUR=1; KCN=50000; KCW=20000; DBN=20000
-else REPS=${REPS:-5}; DUR=3; KCN=300000; KCW=200000; DBN=100000; fi
+else REPS=${REPS:-7}; DUR=3; KCN=300000; KCW=200000; DBN=100000; fi
 # wicked at 1 thread runs for about 0.1 s at KCW records, too short to tell
 # a few per cent from noise, and its check (>= 0.95) is the tightest: five
 # times the records there.
@@ -117,6 +118,10 @@ kctest() { # mode rnum variant threads rep statsflag
   if [ "$st" = 1 ]; then { echo "## kccachetest $m T=$t $v"; grep '^readmostly-preload:' "$TMP/out"; echo; } >> "$STATS"; fi
 }
 
+# The three variants of one benchmark run back to back in each repetition
+# (a round), so that they meet the same state of the machine: single runs
+# here drift by 20-30 % over tens of seconds, and the ratios below are taken
+# within each round (docs/benchmarks.md).
 for t in $THREADS; do
   for r in $(seq 1 "$REPS"); do
     # Rotate which variant goes first, so drift does not favour one.
@@ -125,12 +130,12 @@ for t in $THREADS; do
       2) order="preload prwlock stock" ;;
       *) order="prwlock stock preload" ;;
     esac
-    for v in $order; do
-      echo "realprogs: T=$t rep $r $v"
-      [ $have_db = 1 ] && dbbench "$v" "$t" "$r" 0
-      [ $have_kc = 1 ] && kctest order "$KCN" "$v" "$t" "$r" 0
-      [ $have_kc = 1 ] && kctest wicked "$(kcw "$t")" "$v" "$t" "$r" 0
-    done
+    echo "realprogs: T=$t round $r ($order)"
+    if [ $have_db = 1 ]; then for v in $order; do dbbench "$v" "$t" "$r" 0; done; fi
+    if [ $have_kc = 1 ]; then
+      for v in $order; do kctest order "$KCN" "$v" "$t" "$r" 0; done
+      for v in $order; do kctest wicked "$(kcw "$t")" "$v" "$t" "$r" 0; done
+    fi
   done
 done
 # One run of each with statistics (not part of the medians).
@@ -210,7 +215,15 @@ med() { # program benchmark threads variant
   awk -F, -v p="$1" -v b="$2" -v t="$3" -v v="$4" '$1==p && $2==b && $3==t && $4==v {print $7}' "$CSV" |
     sort -g | awk '{a[NR]=$1} END{ if (NR==0) print ""; else if (NR%2) print a[(NR+1)/2]; else printf "%.0f\n", (a[NR/2]+a[NR/2+1])/2 }'
 }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a=="" || b=="" || b==0) print "n/a"; else printf "%.2f", a/b }'; }
+# pratio program benchmark threads variant: the median over rounds of
+# variant / stock within each round (the paired ratio).
+pratio() {
+  awk -F, -v p="$1" -v b="$2" -v t="$3" -v v="$4" '
+    $1==p && $2==b && $3==t && $4=="stock" {s[$5]=$7}
+    $1==p && $2==b && $3==t && $4==v {x[$5]=$7}
+    END{ for (r in x) if ((r in s) && s[r] > 0) print x[r] / s[r] }' "$CSV" |
+    sort -g | awk '{a[NR]=$1} END{ if (NR==0) print "n/a"; else if (NR%2) printf "%.2f\n", a[(NR+1)/2]; else printf "%.2f\n", (a[NR/2]+a[NR/2+1])/2 }'
+}
 check() { # label value op target
   local r
   r=$(awk -v v="$2" -v op="$3" -v t="$4" 'BEGIN{ if (v=="n/a") print "n/a"; else if ((op==">=" && v>=t) || (op==">" && v>t)) print "PASS"; else print "MISS" }')
@@ -221,7 +234,10 @@ check() { # label value op target
   echo
   echo "Unmodified Debian binaries: \`db_bench\` (rocksdb-tools $(dpkg-query -W -f='${Version}' rocksdb-tools 2>/dev/null || echo '?'))"
   echo "and \`kccachetest\` (kyotocabinet-utils $(dpkg-query -W -f='${Version}' kyotocabinet-utils 2>/dev/null || echo '?'))."
-  echo "Median of $REPS runs per cell, the three variants rotating. Every run succeeded"
+  echo "Median of $REPS runs per cell. In each round the three variants of one benchmark run back"
+  echo "to back, the first one rotating; a ratio is the median over the rounds of the ratio within"
+  echo "each round (single runs drift by 20-30 % over tens of seconds here, and a round's runs share"
+  echo "the machine's state; docs/benchmarks.md). Every run succeeded"
   echo "(db_bench found every key it read; kccachetest exited 0, printed ok and no error)."
   echo "db_bench: \`--benchmarks=fillseq,readwhilewriting --num=$DBN --duration=$DUR --memtablerep=skip_list"
   echo "--inplace_update_support=1 --allow_concurrent_memtable_write=0 --inplace_update_num_locks=1\`"
@@ -237,7 +253,7 @@ check() { # label value op target
     for t in $THREADS; do
       s=$(med "$p" "$b" "$t" stock); q=$(med "$p" "$b" "$t" preload); w=$(med "$p" "$b" "$t" prwlock)
       [ -n "$s$q$w" ] || continue
-      echo "| $p | $b | $t | $s | $q | $w | $(ratio "$q" "$s") | $(ratio "$w" "$s") |"
+      echo "| $p | $b | $t | $s | $q | $w | $(pratio "$p" "$b" "$t" preload) | $(pratio "$p" "$b" "$t" prwlock) |"
     done
   done
   echo
@@ -245,11 +261,11 @@ check() { # label value op target
   echo "| --- | ---: | --- | --- |"
   for pb in db_bench,fillseq db_bench,readwhilewriting kccachetest,order kccachetest,wicked; do
     p=${pb%,*}; b=${pb#*,}
-    q=$(med "$p" "$b" 1 preload); s=$(med "$p" "$b" 1 stock)
-    [ -n "$q$s" ] && check "$p $b T=1: preload / stock" "$(ratio "$q" "$s")" ">=" 0.95
+    x=$(pratio "$p" "$b" 1 preload)
+    [ "$x" != n/a ] && check "$p $b T=1: preload / stock" "$x" ">=" 0.95
   done
-  q=$(med kccachetest order 2 preload); s=$(med kccachetest order 2 stock)
-  [ -n "$q$s" ] && check "kccachetest order T=2: preload / stock" "$(ratio "$q" "$s")" ">" 1.00
+  x=$(pratio kccachetest order 2 preload)
+  [ "$x" != n/a ] && check "kccachetest order T=2: preload / stock" "$x" ">" 1.00
   echo
   if [ -s "$ICSV" ]; then
     ins() { awk -F, -v p="$1" -v b="$2" -v v="$3" '$1==p && $2==b && $3==v {print $4}' "$ICSV"; }
