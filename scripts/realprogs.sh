@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Real programs, stock glibc against libreadmostly-preload.so: RocksDB's
 # db_bench and Kyoto Cabinet's kccachetest, unmodified, at 1, 2 and 4
-# threads, three variants back to back in each round (stock; preload = the interposer's default,
-# BRAVO; prwlock = READMOSTLY_RWLOCK=prwlock), REPS rounds; ratios are the
-# median of the per-round ratios.  Writes
-# into OUT (default results/latest):
+# threads, in REPS rounds; in each round the three variants of a benchmark
+# run back to back (stock; preload = the interposer's default, BRAVO;
+# prwlock = READMOSTLY_RWLOCK=prwlock), and a ratio is the median over the
+# rounds of the ratio within each round.  Writes into OUT (default
+# results/latest):
 #   realprogs.csv        every run: program,benchmark,threads,variant,rep,metric,value
 #   realprogs-stats.txt  READMOSTLY_STATS=1 output of one run of each interposer variant
 #   realprogs.md         the table with ratios and the checks
