@@ -937,6 +937,35 @@ static void exp_cs_efficiency(void) {
   }
 }
 
+/* writer_freq's ceiling: the same loop with no lock at all.  The writer only
+ * delays; the others spin on private counters, so both CPUs stay as busy as
+ * in the measured runs.  What it reaches is the most writes per second the
+ * machine allows at that delay (the delay overshoots, the vCPU is sometimes
+ * away), printed beside the lock's numbers. */
+static void *wf_nolock_writer(void *a) {
+  struct tctx *c = (struct tctx *)a;
+  uint64_t n = 0;
+  wait_go();
+  while (!stopped()) {
+    c->sink++;
+    n++;
+    delay_ns(c->arg);
+  }
+  c->count = n;
+  return NULL;
+}
+static void *wf_nolock_reader(void *a) {
+  struct tctx *c = (struct tctx *)a;
+  uint64_t n = 0;
+  wait_go();
+  while (!stopped()) {
+    for (int i = 0; i < 16; i++) rm_compiler_barrier();
+    n += 16;
+  }
+  c->count = n;
+  return NULL;
+}
+
 #ifdef RM_BENCH_HAVE_URCU
 /* liburcu's writer in writer_freq: one grace period per update. */
 static void *urcu_wf_writer(void *a) {
@@ -962,7 +991,17 @@ static void exp_writer_freq(void) {
     snprintf(par, sizeof par, "delay_us=%llu", (unsigned long long)ds[di]);
     for (int ti = 0; ti < O.nthreads; ti++) {
       int nr = O.threads[ti], n = nr + 1;
-      for (int rep = 1; rep <= O.reps; rep++)
+      for (int rep = 1; rep <= O.reps; rep++) {
+        if (strcmp(param("ceiling", "1"), "0") != 0) {
+          struct tctx *c = ctx_new(n, NULL);
+          void *(*fns[MAXLIST * 4])(void *);
+          fns[0] = wf_nolock_writer;
+          c[0].arg = ds[di] * 1000u;
+          for (int k = 1; k < n; k++) fns[k] = wf_nolock_reader;
+          double secs = run(n, c, fns);
+          emit("no-lock", nr, par, rep, "writer_ops_per_sec", (double)c[0].count / secs, "ops/s");
+          free(c);
+        }
         for (int i = 0; i < O.nimpl; i++) {
           const struct impl *im = O.impl[i];
           void *l = lock_new(im);
@@ -982,6 +1021,7 @@ static void exp_writer_freq(void) {
           free(c);
           lock_free(im, l);
         }
+      }
     }
   }
 }
@@ -1103,7 +1143,8 @@ static const struct {
     {"cs_efficiency", exp_cs_efficiency, NULL, 0,
      "reader / writer lock+unlock latency with N busy readers (param readers=N)"},
     {"writer_freq", exp_writer_freq, NULL, 0,
-     "1 writer (param delay_us between writes) + T readers: reader and writer ops/s"},
+     "1 writer (param delay_us between writes) + T readers: reader and writer ops/s; impl "
+     "no-lock, the same threads with no lock, is the ceiling (param ceiling=0: skip it)"},
     {"sleepers", exp_sleepers, NULL, 0,
      "1 writer + T readers, param sleepy=K of them yield inside sections: ops/s"},
     {"wakeup", exp_wakeup, NULL, 0,

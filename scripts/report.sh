@@ -175,7 +175,7 @@ if command -v gnuplot >/dev/null && gnuplot -e "set terminal pngcairo" 2>/dev/nu
       echo "set logscale y 10"
       echo "plot $cmd"; } | gnuplot
   }
-  plot_param writer_freq writer_ops_per_sec 1 "writer_freq (FCP Fig. 21): 1 writer + 1 reader, writes/s" "writer delay (us)" "writes/s" "$OUT/writer_freq-writes.png" "$WF" delay_us 1
+  plot_param writer_freq writer_ops_per_sec 1 "writer_freq (FCP Fig. 21): 1 writer + 1 reader, writes/s" "writer delay (us)" "writes/s" "$OUT/writer_freq-writes.png" "no-lock,$WF" delay_us 1
   plot_param writer_freq reader_ops_per_sec 1 "writer_freq (FCP Fig. 21): 1 writer + 1 reader, reads/s" "writer delay (us)" "reads/s" "$OUT/writer_freq-reads.png" "$WF" delay_us 1
   plot_param sleepers reader_ops_per_sec 4 "sleepers (FCP Fig. 20): 4 readers, K yield inside sections, + 1 writer" "sleepy readers K" "reads/s" "$OUT/sleepers.png" "$SLP" sleepy 0
   plot_param wakeup wake_us_last "" "wakeup (FCP Fig. 19): K parked readers, until the last runs" "readers K" "us" "$OUT/wakeup.png" "prwlock-parallel,prwlock-broadcast" readers 0
@@ -293,6 +293,15 @@ if [ -n "$bb1" ] && [ -n "$ba2" ] && [ -n "$bb2" ]; then
   echo "(2 × BRAVO-BA at 1 thread over BA at 2 threads)."
   echo
 fi
+# What the machine allows writer_freq: the same threads with no lock at all.
+wfc=$(med writer_freq no-lock 1 delay_us=10 writer_ops_per_sec)
+wfp=$(med writer_freq prwlock 1 delay_us=10 writer_ops_per_sec)
+if [ -n "$wfc" ] && [ -n "$wfp" ]; then
+  echo "writer_freq at 10 us with no lock at all (the writer only delays, the other thread spins):"
+  printf '%.0f writes/s in this run, the most this machine allows; prwlock reaches %s of it\n' "$wfc" "$(ratio "$wfp" "$wfc")"
+  echo "(its writer waits for the reader's report, two to three cache-line round trips each way)."
+  echo
+fi
 echo "## Latency (one thread, ns per lock+unlock pair)"
 echo
 echo "| impl | read pair ns | write pair ns | read pair, bias off ns | read instr. | write instr. |"
@@ -378,7 +387,7 @@ echo "## prwlock: writer frequency (FCP Fig. 21; 1 writer + T readers)"
 echo
 echo "| impl | T | delay us | writes/s | reads/s |"
 echo "| --- | ---: | ---: | ---: | ---: |"
-for t in 1 2; do for dl in 1 10 100 1000; do for i in ${WF//,/ }; do
+for t in 1 2; do for dl in 1 10 100 1000; do for i in no-lock ${WF//,/ }; do
   echo "| $i | $t | $dl | $(med writer_freq "$i" $t delay_us=$dl writer_ops_per_sec) | $(med writer_freq "$i" $t delay_us=$dl reader_ops_per_sec) |"
 done; done; done
 echo
