@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,6 +157,21 @@ static void test_slow_reads_and_bias_return(void) {
   CHECK_ERR(in_thread(trywr_unlock, &l), 0);
   if (preload) CHECK_ERR(pthread_rwlock_unlock(&l), EPERM); /* nothing held (undefined on glibc) */
   if (!bravo_mode) return;
+  /* A full reader count (white-box: futexrw's state word, bytes 16-23 in
+   * docs/preload.md; 2^31 - 1 holds would take a minute): EAGAIN from every
+   * read lock of an unbiased lock, and nothing changes. */
+  {
+    pthread_rwlock_t f = PTHREAD_RWLOCK_INITIALIZER;
+    uint64_t full = 0x7FFFFFFFu, st;
+    memcpy((char *)&f + 16, &full, sizeof full);
+    struct timespec t = in_ms(CLOCK_REALTIME, 1000);
+    CHECK_ERR(pthread_rwlock_rdlock(&f), EAGAIN);
+    CHECK_ERR(pthread_rwlock_tryrdlock(&f), EAGAIN);
+    CHECK_ERR(pthread_rwlock_timedrdlock(&f, &t), EAGAIN);
+    CHECK_ERR(in_thread(pthread_rwlock_rdlock, &f), EAGAIN);
+    memcpy(&st, (char *)&f + 16, sizeof st);
+    CHECK(st == full && !bias_on(&f));
+  }
   /* The bias comes back after the inhibit window (at most a few hundred
    * microseconds here, up to 1024 times that while revocations find no
    * fast reader; docs/bravo.md), within RM_BRAVO_CLOCK_EVERY slow reads of

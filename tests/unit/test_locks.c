@@ -345,6 +345,22 @@ static void static_initializers(void) {
   CHECK_ERR(rm_futexrw_init_kind(NULL, 0, 0), EINVAL);
   CHECK_ERR(rm_futexrw_init_kind(&k, RM_FUTEXRW_PREFER_READER, 1), 0);
   CHECK_ERR(rm_futexrw_destroy(&k), 0);
+  /* The reader count is full (white-box: 2^31 - 1 holds would take a
+   * minute): EAGAIN from every read lock, and nothing changes. */
+  CHECK_ERR(rm_futexrw_init_kind(&k, RM_FUTEXRW_PREFER_READER, 0), 0);
+  k.state = RM_FUTEXRW_READERS_MAX - 1u;
+  CHECK_ERR(rm_futexrw_read_lock(&k), 0);
+  CHECK_EQ(k.state, RM_FUTEXRW_READERS_MAX);
+  struct timespec later = test_deadline_ms(CLOCK_MONOTONIC, 1000);
+  CHECK_ERR(rm_futexrw_read_lock(&k), EAGAIN);
+  CHECK_ERR(rm_futexrw_read_trylock(&k), EAGAIN);
+  CHECK_ERR(rm_futexrw_read_timedlock(&k, CLOCK_MONOTONIC, &later), EAGAIN);
+  CHECK_ERR(rm_futexrw_write_trylock(&k), EBUSY);
+  CHECK_EQ(k.state, RM_FUTEXRW_READERS_MAX);
+  CHECK_ERR(rm_futexrw_read_unlock(&k), 0);
+  CHECK_ERR(rm_futexrw_read_lock(&k), 0);
+  k.state = 0;
+  CHECK_ERR(rm_futexrw_destroy(&k), 0);
 }
 
 int main(void) {

@@ -101,6 +101,23 @@ static void test_basics(void) {
   CHECK_ERR(rm_prwlock_read_timedlock(&l, CLOCK_REALTIME, &ok), 0);
   CHECK_ERR(rm_prwlock_read_unlock(&l), 0);
   CHECK_ERR(in_thread(&l, 4), 0);
+  /* Counts that would overflow (white-box: 2^32 holds would take minutes)
+   * give EAGAIN and change nothing: active readers, and a thread's
+   * recursive passive holds. */
+  l.active = UINT32_MAX;
+  CHECK_ERR(rm_prwlock_read_lock_active(&l), EAGAIN);
+  CHECK_EQ(l.active, UINT32_MAX);
+  l.active = 0;
+  CHECK_ERR(rm_prwlock_read_lock(&l), 0);
+  struct rm_fcp_reader *me = rm_fcp_self(rm_fcp_default_domain());
+  CHECK(me != NULL && rm_fcp_obj(me->passive) == (const void *)&l);
+  me->nest = UINT32_MAX;
+  me->passive = rm_fcp_nested(&l);
+  CHECK_ERR(rm_prwlock_read_lock(&l), EAGAIN);
+  CHECK_EQ(me->nest, UINT32_MAX);
+  me->nest = 0;
+  me->passive = &l;
+  CHECK_ERR(rm_prwlock_read_unlock(&l), 0);
   CHECK_ERR(rm_prwlock_destroy(&l), 0);
 }
 
