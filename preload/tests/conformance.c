@@ -493,6 +493,59 @@ static void wait_stage(struct shm *s, int v) {
   for (int i = 0; i < 60000 && __atomic_load_n(&s->stage, __ATOMIC_ACQUIRE) < v; i++) sleep_ms(1);
   CHECK(__atomic_load_n(&s->stage, __ATOMIC_ACQUIRE) >= v);
 }
+/* Cancellation.  The lock calls are not cancellation points (POSIX; glibc
+ * waits without acting on a request), so a thread cancelled while it
+ * blocks in one still gets the lock, and acts on the request at its next
+ * cancellation point; cleanup handlers that unlock run on the cancelled
+ * thread and release its holds, fast ones included. */
+static pthread_rwlock_t cl = PTHREAD_RWLOCK_INITIALIZER;
+static int cl_state; /* 1 blocked in the lock call, 2 got the lock */
+static void cl_unlock(void *a) {
+  (void)a;
+  CHECK_ERR(pthread_rwlock_unlock(&cl), 0);
+}
+static void *cl_reader(void *a) {
+  int write = a != NULL;
+  __atomic_store_n(&cl_state, 1, __ATOMIC_RELEASE);
+  CHECK_ERR(write ? pthread_rwlock_wrlock(&cl) : pthread_rwlock_rdlock(&cl), 0);
+  __atomic_store_n(&cl_state, 2, __ATOMIC_RELEASE);
+  pthread_cleanup_push(cl_unlock, NULL);
+  for (;;) sleep_ms(10); /* cancellation points */
+  pthread_cleanup_pop(0);
+  return NULL;
+}
+static void test_cancel(void) {
+  for (int write = 0; write < 2; write++) {
+    /* Cancelled while blocked behind our write hold. */
+    CHECK_ERR(pthread_rwlock_wrlock(&cl), 0);
+    __atomic_store_n(&cl_state, 0, __ATOMIC_RELAXED);
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, cl_reader, write ? &cl : NULL) == 0);
+    while (__atomic_load_n(&cl_state, __ATOMIC_ACQUIRE) == 0) sleep_ms(1);
+    sleep_ms(20);
+    CHECK(pthread_cancel(t) == 0);
+    sleep_ms(50);
+    CHECK(__atomic_load_n(&cl_state, __ATOMIC_ACQUIRE) == 1); /* still waiting */
+    CHECK_ERR(pthread_rwlock_unlock(&cl), 0);
+    void *r;
+    CHECK(pthread_join(t, &r) == 0);
+    CHECK(r == PTHREAD_CANCELED && cl_state == 2);
+    CHECK_ERR(in_thread(trywr_unlock, &cl), 0); /* the cleanup released it */
+    /* Cancelled inside its section (a fast read hold once warm). */
+    warm(&cl);
+    __atomic_store_n(&cl_state, 0, __ATOMIC_RELAXED);
+    CHECK(pthread_create(&t, NULL, cl_reader, write ? &cl : NULL) == 0);
+    while (__atomic_load_n(&cl_state, __ATOMIC_ACQUIRE) != 2) sleep_ms(1);
+    CHECK_ERR(pthread_rwlock_trywrlock(&cl), EBUSY);
+    CHECK(pthread_cancel(t) == 0);
+    CHECK(pthread_join(t, &r) == 0);
+    CHECK(r == PTHREAD_CANCELED);
+    struct timespec dl = in_ms(CLOCK_MONOTONIC, 5000);
+    CHECK_ERR(pthread_rwlock_clockwrlock(&cl, CLOCK_MONOTONIC, &dl), 0);
+    CHECK_ERR(pthread_rwlock_unlock(&cl), 0);
+  }
+}
+
 static void test_pshared(void) {
   struct shm *s = (struct shm *)mmap(NULL, sizeof *s, PROT_READ | PROT_WRITE,
                                      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -659,6 +712,7 @@ int main(void) {
   test_foreign_unlock();
   test_foreign_race();
   test_foreign_race_two_holders();
+  test_cancel();
   test_pshared();
   test_fork();
   test_signal();
