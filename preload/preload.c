@@ -539,6 +539,114 @@ static RM_NOINLINE int pl_rdlock_other(struct pl_lock *l, int mode, int why) {
   return pl_rdlock(l, mode, CLOCK_REALTIME, NULL, why);
 }
 
+/* ---- a writer that waits for read holds gives way to parked readers ------- *
+ *
+ * Reader preference (the default kind, and PREFER_WRITER, which glibc treats
+ * the same) lets a reader in whenever no writer holds the lock.  Our writers
+ * take futexrw's write bit first and only then wait for the read holds that
+ * futexrw does not count (BRAVO's slots, prwlock's passive records); a
+ * reader of another thread that comes meanwhile finds the bit and parks,
+ * where glibc would have let it in.  A thread that read-holds the lock and
+ * waits for another thread's read lock would deadlock against a writer
+ * between the two.  So such a writer waits in slices (1 ms, doubling up to
+ * 64 ms); at the end of a slice, if readers are parked on futexrw, it gives
+ * the write bit back (which wakes them), waits for the holds it was waiting
+ * for while holding nothing, and starts again.  As with glibc's reader
+ * preference, a writer may wait as long as read holds keep overlapping.  The
+ * nonrecursive writer-preference kind keeps new readers out while a writer
+ * waits; its writers never give way.  A try-lock never waits, so never gives
+ * way either; a tryrdlock during such a wait fails with EBUSY (the read lock
+ * would have waited for the next slice's end). */
+#define PL_SLICE_FIRST_NS 1000000L
+#define PL_SLICE_MAX_NS 64000000L
+
+RM_INLINE bool pl_gives_way(const struct pl_lock *l) {
+  return l->fx.kind != RM_FUTEXRW_PREFER_WRITER_NONRECURSIVE;
+}
+
+/* The end of the next slice: *slice ns from now, on the caller's clock for
+ * a timed lock (and never past its deadline: *last says the slice ends
+ * there), else on CLOCK_MONOTONIC.  Doubles *slice for the next one. */
+static clockid_t pl_slice_end(int mode, clockid_t clk, const struct timespec *abs, long *slice,
+                              struct timespec *end, bool *last) {
+  clockid_t c = mode == 2 ? clk : CLOCK_MONOTONIC;
+  clock_gettime(c, end);
+  end->tv_nsec += *slice;
+  end->tv_sec += end->tv_nsec / 1000000000L;
+  end->tv_nsec %= 1000000000L;
+  if (*slice < PL_SLICE_MAX_NS) *slice *= 2;
+  *last = mode == 2 && (abs->tv_sec < end->tv_sec ||
+                        (abs->tv_sec == end->tv_sec && abs->tv_nsec <= end->tv_nsec));
+  if (*last) *end = *abs;
+  return c;
+}
+
+/* At the end of a slice: give way?  RPARKED is set by a reader that found
+ * the lock unavailable and parked (futexrw.c, invariant 3). */
+RM_INLINE bool pl_readers_parked(struct pl_lock *l) {
+  return (rm_atomic_load_relaxed(&l->fx.state) & RM_FUTEXRW_RPARKED) != 0;
+}
+
+/* BRAVO's revocation under futexrw's write lock.  0: done; EBUSY,
+ * ETIMEDOUT: gave up; EAGAIN: readers are parked behind us (the caller
+ * gives way).  The revocation's give-up leaves the bias off and the
+ * revocation pending, so no fast hold starts meanwhile and the next attempt
+ * scans again. */
+static int pl_revoke(struct pl_lock *l, int mode, clockid_t clk, const struct timespec *abs,
+                     long *slice) {
+  bool stats = PL_STATS_ON();
+  bool revoking = rm_atomic_load_relaxed(&l->bias.rbias) | rm_atomic_load_relaxed(&l->bias.revoke_pending);
+  uint64_t t0 = stats && revoking ? rm_ticks() : 0;
+  int e;
+  if (!revoking || mode == 1 || !pl_gives_way(l)) {
+    e = rm_bravo_write_acquired(&l->bias, &rm_bravo_table,
+                                mode == 1 ? RM_BRAVO_REVOKE_TRY
+                                : mode == 2 ? RM_BRAVO_REVOKE_TIMED : RM_BRAVO_REVOKE_WAIT,
+                                (int)clk, abs);
+  } else {
+    for (;;) {
+      struct timespec end;
+      bool last;
+      clockid_t c = pl_slice_end(mode, clk, abs, slice, &end, &last);
+      e = rm_bravo_write_acquired(&l->bias, &rm_bravo_table, RM_BRAVO_REVOKE_TIMED, (int)c, &end);
+      if (e != ETIMEDOUT || last) break;
+      if (pl_readers_parked(l)) {
+        e = EAGAIN;
+        break;
+      }
+    }
+  }
+  if (stats && e == 0) {
+    pl_count(l, PS_WRITE, 1);
+    if (revoking) {
+      pl_count(l, PS_REVOKE, 1);
+      pl_count(l, PS_REVOKE_NS, rm_ticks() - t0);
+    }
+  }
+  return e;
+}
+
+/* After giving way: wait, holding nothing, until no slot of BRAVO's table
+ * holds l (the fast holds the revocation waited for, and any taken since if
+ * the bias came back).  Only loads: the slots' owners need nothing from us.
+ * Acquire loads, as the revocation's (W3). */
+static int pl_wait_fast_holds(struct pl_lock *l, int mode, clockid_t clk,
+                              const struct timespec *abs) {
+  uintptr_t *slots = rm_atomic_load_acquire(&rm_bravo_table.slots);
+  if (!slots) return 0;
+  uintptr_t n = rm_bravo_table.mask + 1;
+  for (uintptr_t i = 0; i < n; i++) {
+    rm_backoff_t bo = RM_BACKOFF_INIT;
+    unsigned polls = 0;
+    while (rm_bravo_slot_holds(rm_atomic_load_acquire(&slots[i]), &l->bias)) {
+      if (mode == 2 && (++polls & 63u) == 0 && rm_timespec_expired((int)clk, abs))
+        return ETIMEDOUT;
+      rm_backoff_wait(&bo);
+    }
+  }
+  return 0;
+}
+
 static int pl_wrlock(struct pl_lock *l, int mode, clockid_t clk, const struct timespec *abs) {
   uint32_t me = pl_owner_id(l);
   if (RM_UNLIKELY(rm_atomic_load_relaxed(&l->fx.owner) == me)) return EDEADLK;
@@ -549,27 +657,18 @@ static int pl_wrlock(struct pl_lock *l, int mode, clockid_t clk, const struct ti
   /* We read-hold it through the table: we would wait for ourselves forever
    * (glibc hangs here; we say so). */
   if (pl_n && pl_find(l) && mode != 1) return EDEADLK;
-  int e = pl_futex_write(l, mode, clk, abs);
-  if (e) return e;
-  if (!l->fx.pshared) {
-    bool stats = PL_STATS_ON();
-    bool revoking = rm_atomic_load_relaxed(&l->bias.rbias) | rm_atomic_load_relaxed(&l->bias.revoke_pending);
-    uint64_t t0 = stats && revoking ? rm_ticks() : 0;
-    e = rm_bravo_write_acquired(&l->bias, &rm_bravo_table,
-                                mode == 1 ? RM_BRAVO_REVOKE_TRY
-                                : mode == 2 ? RM_BRAVO_REVOKE_TIMED : RM_BRAVO_REVOKE_WAIT,
-                                (int)clk, abs);
-    if (e) {
-      rm_futexrw_write_unlock(&l->fx);
-      return e;
-    }
-    if (stats) {
-      pl_count(l, PS_WRITE, 1);
-      if (revoking) {
-        pl_count(l, PS_REVOKE, 1);
-        pl_count(l, PS_REVOKE_NS, rm_ticks() - t0);
-      }
-    }
+  long slice = PL_SLICE_FIRST_NS;
+  for (;;) {
+    int e = pl_futex_write(l, mode, clk, abs);
+    if (e) return e;
+    if (l->fx.pshared) break;
+    e = pl_revoke(l, mode, clk, abs, &slice);
+    if (e == 0) break;
+    rm_futexrw_write_unlock(&l->fx);
+    if (e != EAGAIN) return e;
+    /* Gave way to parked readers (see above). */
+    e = pl_wait_fast_holds(l, mode, clk, abs);
+    if (e) return e;
   }
   /* Relaxed: read only by threads comparing it with their own id; only the
    * holder stores its own id, so a stale value never equals theirs. */
@@ -767,6 +866,30 @@ static RM_NOINLINE int pw_rdlock(struct pl_lock *l, int mode, clockid_t clk,
   return e;
 }
 
+/* The writer's consensus on the passive readers of l, after futexrw's write
+ * lock and rm_fcp_begin().  0: none left; EBUSY, ETIMEDOUT: gave up; EAGAIN:
+ * readers are parked behind us and the kind prefers readers (the caller
+ * gives way, see pl_gives_way).  The common case is the first, untimed
+ * call: no reader inside, or one that leaves within the spin, and no clock
+ * read. */
+static int pw_consensus(struct pl_lock *l, rm_fcp_domain_t *d, uint64_t v,
+                        struct rm_fcp_reader *r, int mode, clockid_t clk,
+                        const struct timespec *abs, long *slice) {
+  if (mode == 1 || !pl_gives_way(l))
+    return rm_fcp_wait(d, v, l, r, mode == 1 ? RM_FCP_TRY : mode == 2 ? RM_FCP_TIMED : RM_FCP_WAIT,
+                       (int)clk, abs);
+  int e = rm_fcp_wait(d, v, l, r, RM_FCP_TRY, 0, NULL);
+  while (e == EBUSY) {
+    struct timespec end;
+    bool last;
+    clockid_t c = pl_slice_end(mode, clk, abs, slice, &end, &last);
+    e = rm_fcp_wait(d, v, l, r, RM_FCP_TIMED, (int)c, &end);
+    if (e != ETIMEDOUT || last) return e;
+    e = pl_readers_parked(l) ? EAGAIN : EBUSY;
+  }
+  return e;
+}
+
 static int pw_wrlock(struct pl_lock *l, int mode, clockid_t clk, const struct timespec *abs) {
   uint32_t me = pl_owner_id(l);
   if (RM_UNLIKELY(rm_atomic_load_relaxed(&l->fx.owner) == me)) return EDEADLK;
@@ -781,19 +904,25 @@ static int pw_wrlock(struct pl_lock *l, int mode, clockid_t clk, const struct ti
     r = rm_fcp_self_cached(d);
     if (r && rm_atomic_load_relaxed(&r->passive) == l) return mode == 1 ? EBUSY : EDEADLK;
   }
-  struct rm_fcp_reader *off = pw_offline(r, mode);
-  int e = pl_futex_write(l, mode, clk, abs);
-  pw_online(off);
-  if (e) return e;
-  if (!l->fx.pshared) {
+  long slice = PL_SLICE_FIRST_NS;
+  for (;;) {
+    struct rm_fcp_reader *off = pw_offline(r, mode);
+    int e = pl_futex_write(l, mode, clk, abs);
+    pw_online(off);
+    if (e) return e;
+    if (l->fx.pshared) break;
     uint64_t v = rm_fcp_begin(d);
-    e = rm_fcp_wait(d, v, l, r, mode == 1 ? RM_FCP_TRY : mode == 2 ? RM_FCP_TIMED : RM_FCP_WAIT,
-                    (int)clk, abs);
-    if (e) {
-      rm_futexrw_write_unlock(&l->fx);
-      return e;
+    e = pw_consensus(l, d, v, r, mode, clk, abs, &slice);
+    if (e == 0) {
+      if (PL_STATS_ON()) pl_count(l, PS_WRITE, 1);
+      break;
     }
-    if (PL_STATS_ON()) pl_count(l, PS_WRITE, 1);
+    rm_futexrw_write_unlock(&l->fx);
+    if (e != EAGAIN) return e;
+    /* Gave way to parked readers (pl_gives_way): wait, holding nothing, for
+     * the passive holds of this version (rm_fcp_wait only reads records). */
+    e = rm_fcp_wait(d, v, l, r, mode == 2 ? RM_FCP_TIMED : RM_FCP_WAIT, (int)clk, abs);
+    if (e) return e;
   }
   rm_atomic_store_relaxed(&l->fx.owner, me); /* as in pl_wrlock */
   return 0;

@@ -310,6 +310,78 @@ static void test_recursion_during_revocation(void) {
   CHECK_ERR(in_thread(trywr_unlock, &rl), 0);
 }
 
+/* Reader preference (the default kind): while a writer waits for a read
+ * hold to end, a read lock of another thread is granted, so a thread that
+ * read-holds a lock and waits for another thread's read lock does not
+ * deadlock against a writer that came between them.  Under the interposer
+ * the first hold is a fast one (a BRAVO slot, or a passive prwlock record),
+ * which its writer waits for after taking the underlying lock. */
+static pthread_rwlock_t pref = PTHREAD_RWLOCK_INITIALIZER;
+static int pref_done;
+static void *pref_writer(void *a) {
+  int how = (int)(intptr_t)a, e;
+  if (how == 0) {
+    e = pthread_rwlock_wrlock(&pref);
+  } else if (how == 1) {
+    struct timespec t = in_ms(CLOCK_REALTIME, 20000);
+    e = pthread_rwlock_timedwrlock(&pref, &t);
+  } else {
+    struct timespec t = in_ms(CLOCK_MONOTONIC, 20000);
+    e = pthread_rwlock_clockwrlock(&pref, CLOCK_MONOTONIC, &t);
+  }
+  CHECK_ERR(e, 0);
+  __atomic_store_n(&pref_done, 1, __ATOMIC_RELEASE);
+  CHECK_ERR(pthread_rwlock_unlock(&pref), 0);
+  return NULL;
+}
+static int wr_unlock(pthread_rwlock_t *l) {
+  int e = pthread_rwlock_wrlock(l);
+  if (e) return e;
+  return pthread_rwlock_unlock(l);
+}
+static int timedrd_10s_unlock(pthread_rwlock_t *l) {
+  struct timespec t = in_ms(CLOCK_REALTIME, 10000);
+  int e = pthread_rwlock_timedrdlock(l, &t);
+  if (e) return e;
+  return pthread_rwlock_unlock(l);
+}
+static void test_reader_preference_while_writer_waits(void) {
+  for (int how = 0; how < 3; how++) {
+    warm(&pref);
+    if (bravo_mode) CHECK(bias_on(&pref));
+    __atomic_store_n(&pref_done, 0, __ATOMIC_RELAXED);
+    CHECK_ERR(pthread_rwlock_rdlock(&pref), 0);
+    pthread_t w;
+    CHECK(pthread_create(&w, NULL, pref_writer, (void *)(intptr_t)how) == 0);
+    sleep_ms(30); /* the writer waits for our hold */
+    CHECK(__atomic_load_n(&pref_done, __ATOMIC_ACQUIRE) == 0);
+    /* Two more readers, one after the other: each is granted. */
+    CHECK_ERR(in_thread(rd_unlock, &pref), 0);
+    CHECK_ERR(in_thread(timedrd_10s_unlock, &pref), 0);
+    CHECK(__atomic_load_n(&pref_done, __ATOMIC_ACQUIRE) == 0);
+    CHECK_ERR(pthread_rwlock_unlock(&pref), 0);
+    pthread_join(w, NULL); /* and the writer gets in once the holds end */
+    CHECK(pref_done == 1);
+  }
+  /* The nonrecursive writer-preference kind: a waiting writer keeps new
+   * readers out.  Not in BRAVO mode: while the bias is on, readers do not
+   * look at the underlying lock, and the writer revokes it only once it
+   * holds that lock (docs/preload.md, "Preference"). */
+  if (bravo_mode) return;
+  pthread_rwlock_t np = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+  CHECK_ERR(pthread_rwlock_rdlock(&np), 0);
+  struct call c = {wr_unlock, &np, -1};
+  pthread_t w;
+  CHECK(pthread_create(&w, NULL, call_body, &c) == 0);
+  sleep_ms(30);
+  CHECK_ERR(in_thread(pthread_rwlock_tryrdlock, &np), EBUSY);
+  CHECK_ERR(in_thread(timedrd_20ms, &np), ETIMEDOUT);
+  CHECK_ERR(pthread_rwlock_unlock(&np), 0);
+  pthread_join(w, NULL);
+  CHECK_ERR(c.ret, 0);
+  CHECK_ERR(pthread_rwlock_destroy(&np), 0);
+}
+
 static void test_many_locks(void) {
   enum { N = 5000 };
   pthread_rwlock_t *ls = (pthread_rwlock_t *)calloc(N, sizeof *ls);
@@ -708,6 +780,7 @@ int main(void) {
   test_try_timed_deadlock();
   test_slow_reads_and_bias_return();
   test_recursion_during_revocation();
+  test_reader_preference_while_writer_waits();
   test_many_locks();
   test_foreign_unlock();
   test_foreign_race();

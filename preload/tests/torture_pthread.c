@@ -75,6 +75,9 @@ static void *reader(void *a) {
     __atomic_fetch_add(&obj[k].readers_inside, 1, __ATOMIC_ACQ_REL);
     check_record(k);
     if ((n & 1023) == 0) sched_yield(); /* be preempted inside now and then */
+    /* Now and then a long section: writers that wait for it hold the
+     * underlying lock and give way to the readers that park behind them. */
+    if ((n & 4095) == 2048) usleep(3000);
     check_record(k);
     __atomic_fetch_sub(&obj[k].readers_inside, 1, __ATOMIC_ACQ_REL);
     while (depth--)
