@@ -587,6 +587,30 @@ RM_INLINE bool pl_readers_parked(struct pl_lock *l) {
   return (rm_atomic_load_relaxed(&l->fx.state) & RM_FUTEXRW_RPARKED) != 0;
 }
 
+/* The nonrecursive writer-preference kind keeps new readers out while a
+ * writer waits (futexrw counts waiting writers), but fast readers do not
+ * look at futexrw.  So a writer about to wait for futexrw turns the bias off
+ * first: new readers take the slow path, where futexrw holds them back
+ * (glibc's tst-rwlock15 and gnulib's test-rwlock1 check this; with the bias
+ * on, their second reader got in).  Not the revocation: we do not hold A.
+ * revoke_pending = 1, then a release store of rbias = 0, so that whichever
+ * writer takes A next and reads our 0 (pl_revoke's acquire load) also reads
+ * revoke_pending and scans for the fast holds taken before (a writer that
+ * holds A never sees rbias == 1 from before our store: the slow reader that
+ * set it released A first).  A slow reader inside may turn the bias on
+ * again; the writer then revokes as usual. */
+static RM_NOINLINE void pl_keep_readers_out_slow(struct pl_lock *l) {
+  rm_atomic_store_relaxed(&l->bias.revoke_pending, 1u);
+  rm_atomic_store_release(&l->bias.rbias, 0u);
+}
+RM_INLINE void pl_keep_readers_out(struct pl_lock *l) {
+  /* Only when we are about to wait: futexrw is held (by slow readers; no
+   * writer holds it while the bias is on). */
+  if (rm_atomic_load_relaxed(&l->bias.rbias) && !l->fx.pshared &&
+      (rm_atomic_load_relaxed(&l->fx.state) & (RM_FUTEXRW_WRITER | RM_FUTEXRW_READERS_MAX)))
+    pl_keep_readers_out_slow(l);
+}
+
 /* BRAVO's revocation under futexrw's write lock.  0: done; EBUSY,
  * ETIMEDOUT: gave up; EAGAIN: readers are parked behind us (the caller
  * gives way).  The revocation's give-up leaves the bias off and the
@@ -595,7 +619,9 @@ RM_INLINE bool pl_readers_parked(struct pl_lock *l) {
 static int pl_revoke(struct pl_lock *l, int mode, clockid_t clk, const struct timespec *abs,
                      long *slice) {
   bool stats = PL_STATS_ON();
-  bool revoking = rm_atomic_load_relaxed(&l->bias.rbias) | rm_atomic_load_relaxed(&l->bias.revoke_pending);
+  /* Acquire, then the second load: see pl_keep_readers_out_slow. */
+  bool revoking = rm_atomic_load_acquire(&l->bias.rbias) != 0;
+  revoking = revoking || rm_atomic_load_relaxed(&l->bias.revoke_pending) != 0;
   uint64_t t0 = stats && revoking ? rm_ticks() : 0;
   int e;
   if (!revoking || mode == 1 || !pl_gives_way(l)) {
@@ -657,6 +683,8 @@ static int pl_wrlock(struct pl_lock *l, int mode, clockid_t clk, const struct ti
   /* We read-hold it through the table: we would wait for ourselves forever
    * (glibc hangs here; we say so). */
   if (pl_n && pl_find(l) && mode != 1) return EDEADLK;
+  if (RM_UNLIKELY(l->fx.kind == RM_FUTEXRW_PREFER_WRITER_NONRECURSIVE) && mode != 1)
+    pl_keep_readers_out(l);
   long slice = PL_SLICE_FIRST_NS;
   for (;;) {
     int e = pl_futex_write(l, mode, clk, abs);
@@ -945,10 +973,14 @@ static RM_NOINLINE int pw_unlock(struct pl_lock *l, struct rm_fcp_reader *r) {
 }
 
 static int pw_destroy(struct pl_lock *l) {
-  if (rm_atomic_load_relaxed(&l->fx.state) & (RM_FUTEXRW_WRITER | RM_FUTEXRW_READERS_MAX))
-    return EBUSY;
-  if (!l->fx.pshared && rm_fcp_held(PW_DOMAIN, l)) return EBUSY;
-  return 0;
+  /* As pthread_rwlock_destroy's comment says: the caller's passive hold
+   * (every recursive level) is dropped, another thread's gives EBUSY. */
+  if (l->fx.pshared) return 0;
+  struct rm_fcp_reader *r = rm_fcp_self_find(PW_DOMAIN);
+  while (r && rm_fcp_obj(rm_atomic_load_relaxed(&r->passive)) == (const void *)l &&
+         rm_fcp_unlock_own(PW_DOMAIN, r, l)) {
+  }
+  return rm_fcp_held(PW_DOMAIN, l) ? EBUSY : 0;
 }
 
 /* ---- the interposed functions ------------------------------------------------ */
@@ -965,12 +997,33 @@ PL_EXPORT int pthread_rwlock_init(pthread_rwlock_t *rw, const pthread_rwlockattr
   return rm_futexrw_init_kind(&PL(rw)->fx, kind, pshared == PTHREAD_PROCESS_SHARED);
 }
 
+/* Destroying a held lock is undefined in POSIX; glibc returns 0 and its own
+ * tests (tst-rwlock6, 7) and the Open POSIX Test Suite's (timedrdlock and
+ * timedwrlock 6-2) destroy locks that the caller, or a thread that has
+ * exited, still holds.  We return 0 too, except where a hold would outlive
+ * the lock outside its bytes: another thread's fast read hold (a slot of
+ * BRAVO's table) or passive one (a prwlock record) names the address, and a
+ * new lock made there would inherit it; that is EBUSY.  The caller's own
+ * such hold is dropped (a later unlock of the destroyed lock returns EPERM);
+ * holds kept in the bytes (a write hold, futexrw's reader count) go with
+ * them, as in glibc. */
 PL_EXPORT int pthread_rwlock_destroy(pthread_rwlock_t *rw) {
   if (PASSTHROUGH()) return real.destroy(rw);
   struct pl_lock *l = PL(rw);
   if (PRW()) return pw_destroy(l);
-  if (rm_atomic_load_relaxed(&l->fx.state) & (RM_FUTEXRW_WRITER | RM_FUTEXRW_READERS_MAX))
-    return EBUSY;
+  if (!l->fx.pshared && pl_n) {
+    struct pl_held *h = pl_find(l);
+    if (h) {
+      /* Release, as an unlock's (R3).  A RELEASED mark (another thread
+       * released our hold) is cleared the same way. */
+      uintptr_t v = rm_atomic_load_relaxed(h->slot);
+      while (RM_BRAVO_SLOT_LOCK(v) == (uintptr_t)l &&
+             !__atomic_compare_exchange_n(h->slot, &v, (uintptr_t)0, false, __ATOMIC_RELEASE,
+                                          __ATOMIC_RELAXED)) {
+      }
+      pl_remove(h);
+    }
+  }
   uintptr_t *slots = rm_atomic_load_acquire(&rm_bravo_table.slots);
   if (slots && !l->fx.pshared)
     for (uintptr_t i = 0; i <= rm_bravo_table.mask; i++)
