@@ -597,18 +597,29 @@ RM_INLINE bool pl_readers_parked(struct pl_lock *l) {
  * writer takes A next and reads our 0 (pl_revoke's acquire load) also reads
  * revoke_pending and scans for the fast holds taken before (a writer that
  * holds A never sees rbias == 1 from before our store: the slow reader that
- * set it released A first).  A slow reader inside may turn the bias on
- * again; the writer then revokes as usual. */
+ * set it released A first).  And an inhibit window without end, so that a
+ * slow reader that gets in before futexrw counts us as waiting does not
+ * turn the bias on again (a test saw that keep fast readers coming for 5
+ * s); the revocation under A sets the window anew, and a writer that gives
+ * up before it gets A ends the window it opened (pl_wrlock).  Relaxed
+ * stores without A, against the rule of docs/bravo.md that A orders the
+ * window: a window read stale only brings the bias back sooner or later,
+ * and the revocation, which correctness rests on, still runs under A. */
 static RM_NOINLINE void pl_keep_readers_out_slow(struct pl_lock *l) {
   rm_atomic_store_relaxed(&l->bias.revoke_pending, 1u);
+  rm_atomic_store_relaxed(&l->bias.inhibit_until, UINT64_MAX);
   rm_atomic_store_release(&l->bias.rbias, 0u);
 }
-RM_INLINE void pl_keep_readers_out(struct pl_lock *l) {
+/* true if it turned the bias off. */
+RM_INLINE bool pl_keep_readers_out(struct pl_lock *l) {
   /* Only when we are about to wait: futexrw is held (by slow readers; no
    * writer holds it while the bias is on). */
   if (rm_atomic_load_relaxed(&l->bias.rbias) && !l->fx.pshared &&
-      (rm_atomic_load_relaxed(&l->fx.state) & (RM_FUTEXRW_WRITER | RM_FUTEXRW_READERS_MAX)))
+      (rm_atomic_load_relaxed(&l->fx.state) & (RM_FUTEXRW_WRITER | RM_FUTEXRW_READERS_MAX))) {
     pl_keep_readers_out_slow(l);
+    return true;
+  }
+  return false;
 }
 
 /* BRAVO's revocation under futexrw's write lock.  0: done; EBUSY,
@@ -683,12 +694,20 @@ static int pl_wrlock(struct pl_lock *l, int mode, clockid_t clk, const struct ti
   /* We read-hold it through the table: we would wait for ourselves forever
    * (glibc hangs here; we say so). */
   if (pl_n && pl_find(l) && mode != 1) return EDEADLK;
-  if (RM_UNLIKELY(l->fx.kind == RM_FUTEXRW_PREFER_WRITER_NONRECURSIVE) && mode != 1)
-    pl_keep_readers_out(l);
+  bool held_out = RM_UNLIKELY(l->fx.kind == RM_FUTEXRW_PREFER_WRITER_NONRECURSIVE) &&
+                  mode != 1 && pl_keep_readers_out(l);
   long slice = PL_SLICE_FIRST_NS;
   for (;;) {
     int e = pl_futex_write(l, mode, clk, abs);
-    if (e) return e;
+    if (e) {
+      /* Gave up waiting: end the window pl_keep_readers_out opened, unless
+       * a revocation has set its own since. */
+      uint64_t forever = UINT64_MAX;
+      if (held_out)
+        __atomic_compare_exchange_n(&l->bias.inhibit_until, &forever, (uint64_t)0, false,
+                                    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+      return e;
+    }
     if (l->fx.pshared) break;
     e = pl_revoke(l, mode, clk, abs, &slice);
     if (e == 0) break;

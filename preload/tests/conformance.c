@@ -371,6 +371,11 @@ static void *pref_writer(void *a) {
   CHECK_ERR(pthread_rwlock_unlock(&pref), 0);
   return NULL;
 }
+static int rd_unlock_try(pthread_rwlock_t *l) {
+  int e = pthread_rwlock_tryrdlock(l);
+  if (e) return e;
+  return pthread_rwlock_unlock(l);
+}
 static int wr_unlock(pthread_rwlock_t *l) {
   int e = pthread_rwlock_wrlock(l);
   if (e) return e;
@@ -423,7 +428,11 @@ static void test_reader_preference_while_writer_waits(void) {
     struct call c = {wr_unlock, &np, -1};
     pthread_t w;
     CHECK(pthread_create(&w, NULL, call_body, &c) == 0);
-    sleep_ms(30);
+    /* Until the writer waits (a loaded machine may start it late), other
+     * threads' read locks still succeed; after that, never. */
+    int e = 0;
+    for (int i = 0; i < 500 && (e = in_thread(rd_unlock_try, &np)) == 0; i++) sleep_ms(10);
+    CHECK_ERR(e, EBUSY);
     CHECK_ERR(in_thread(pthread_rwlock_tryrdlock, &np), EBUSY);
     CHECK_ERR(in_thread(timedrd_20ms, &np), ETIMEDOUT);
     CHECK_ERR(pthread_rwlock_unlock(&np), 0);
