@@ -384,6 +384,68 @@ static int pl_futex_write(struct pl_lock *l, int mode, clockid_t clk, const stru
                    : rm_futexrw_write_lock(&l->fx);
 }
 
+/* ---- releasing holds -------------------------------------------------------- */
+
+/* Release one slow read hold if there is one: a futexrw read unlock that
+ * refuses to go below zero. */
+RM_INLINE bool pl_release_slow(struct pl_lock *l) {
+  uint64_t s = rm_atomic_load_relaxed(&l->fx.state);
+  while ((s & RM_FUTEXRW_WRITER) == 0 && (s & RM_FUTEXRW_READERS_MAX) != 0) {
+    /* Release, as rm_futexrw_read_unlock's (B). */
+    if (__atomic_compare_exchange_n(&l->fx.state, &s, s - RM_FUTEXRW_READER, false,
+                                    __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+      if ((s & RM_FUTEXRW_READERS_MAX) == 1 && (s & RM_FUTEXRW_WWAIT_MASK))
+        rm_futexrw_read_unlock_slowpath(&l->fx, s);
+      return true;
+    }
+  }
+  return false;
+}
+
+/* Release a fast read hold of another thread (bravo.h, "Slots that other
+ * threads' unlocks may mark", point 2), and never bias this lock again:
+ * later holds are slow ones, which any thread can release (the count is
+ * the truth). */
+static bool pl_release_foreign_fast(struct pl_lock *l) {
+  if (!rm_bravo_release_foreign(&l->bias, &rm_bravo_table, NULL)) return false;
+  rm_atomic_fetch_or_acq_rel(&l->fx.reserved[0], PL_NOBIAS);
+  return true;
+}
+
+/* Our reader backed out of a slot that another thread's unlock had marked
+ * (point 4 of the contract): that unlock meant to release a real hold and
+ * took our transient slot for it.  Release one in its place, as it would
+ * have: a slow hold, else another thread's fast one.  Returns the reason
+ * the read goes to the slow path. */
+static RM_NOINLINE int pl_pass_release(struct pl_lock *l) {
+  if (!pl_release_slow(l)) (void)pl_release_foreign_fast(l);
+  return RM_BRAVO_SLOW_RACED;
+}
+
+/* Give back a slot we installed but cannot keep (no memory for its entry),
+ * by CAS for the same reason as the fast path's back-out. */
+static void pl_give_back(struct pl_lock *l, uintptr_t *slot) {
+  uintptr_t v = (uintptr_t)l;
+  if (__atomic_compare_exchange_n(slot, &v, (uintptr_t)0, false, __ATOMIC_RELEASE,
+                                  __ATOMIC_RELAXED))
+    return;
+  rm_atomic_store_release(slot, (uintptr_t)0);
+  pl_pass_release(l);
+}
+
+/* A held-list entry whose slot no longer holds l (v, just loaded): another
+ * thread released the hold and marked the slot (point 5: we clear it), or
+ * it is already clear.  Forget the entry. */
+static void pl_drop_dead(struct pl_held *h, const struct pl_lock *l, uintptr_t v) {
+  if (v == ((uintptr_t)l | RM_BRAVO_SLOT_RELEASED))
+    __atomic_compare_exchange_n(h->slot, &v, (uintptr_t)0, false, __ATOMIC_RELAXED,
+                                __ATOMIC_RELAXED);
+  pl_remove(h);
+}
+
+/* pl_rdlock_fast's answer when it did not try (see below). */
+#define PL_UNTRIED (-1)
+
 /* ---- the common read lock and unlock, inlined into the exported functions ---- *
  *
  * pthread_rwlock_rdlock/tryrdlock try this before anything else: a lock the
@@ -393,21 +455,24 @@ static int pl_futex_write(struct pl_lock *l, int mode, clockid_t clk, const stru
  * begins and only slow readers, which hold A for reading, set it again), so
  * in particular not this one; rbias is never set on a process-shared lock.
  * Returns RM_BRAVO_FAST with the hold taken, the reason it was not taken
- * (the general path then goes straight to A), or -1 if it did not try. */
+ * (the general path then goes straight to A), or PL_UNTRIED if it did not
+ * try. */
 RM_INLINE int pl_rdlock_fast(struct pl_lock *l) {
   size_t n = pl_n;
-  if (RM_UNLIKELY(n >= PL_INLINE_HELD)) return -1;
+  if (RM_UNLIKELY(n >= PL_INLINE_HELD)) return PL_UNTRIED;
   /* pl_find() over the inline entries only (n < PL_INLINE_HELD here). */
   for (size_t i = 0; i < n; i++)
-    if (pl_inl[i].l == l) return -1; /* recursive: counted in our slot */
+    if (pl_inl[i].l == l) return PL_UNTRIED; /* recursive: counted in our slot */
   rm_token_t tok;
-  int why = rm_bravo_read_fast(&l->bias, &rm_bravo_table, &tok);
+  int why = rm_bravo_read_fast_shared(&l->bias, &rm_bravo_table, &tok);
   if (RM_LIKELY(why == RM_BRAVO_FAST)) {
     pl_inl[n].l = l;
     pl_inl[n].slot = (uintptr_t *)tok;
     pl_n = n + 1;
     if (PL_STATS_ON()) pl_count(l, PS_FAST, 1);
+    return why;
   }
+  if (RM_UNLIKELY(why == RM_BRAVO_SLOW_RACED_MARKED)) why = pl_pass_release(l);
   return why;
 }
 
@@ -471,10 +536,47 @@ RM_INLINE bool pl_rdlock_futex_fast(struct pl_lock *l, int why) {
   return true;
 }
 
-/* mode: 0 block, 1 try, 2 timed.  tried: pl_rdlock_fast's answer (-1: it
- * did not try; else it found no recursive hold and took no fast one). */
+/* A recursive read of a fast hold never touches the lock: the slot we
+ * already own keeps every writer out (a revoking writer waits for it), so
+ * we only count the extra hold in the slot's nesting bits.  Only this
+ * thread adds nesting; another thread's unlock may remove it, hence CAS.
+ * PL_NESTED: counted.  PL_NEST_FULL: 32767 extra holds already (take A like
+ * a new reader).  PL_NOT_HELD: no live fast hold of l. */
+enum { PL_NESTED, PL_NEST_FULL, PL_NOT_HELD };
+static int pl_nest(struct pl_lock *l) {
+  struct pl_held *h = pl_n ? pl_find(l) : NULL;
+  if (!h) return PL_NOT_HELD;
+  uintptr_t v = rm_atomic_load_relaxed(h->slot);
+  while (rm_bravo_slot_holds(v, l)) {
+    if ((v & RM_BRAVO_SLOT_NEST_MASK) == RM_BRAVO_SLOT_NEST_MASK) return PL_NEST_FULL;
+    if (rm_atomic_cas_acq_rel(h->slot, &v, v + RM_BRAVO_SLOT_NEST_ONE)) return PL_NESTED;
+  }
+  pl_drop_dead(h, l, v); /* another thread released this hold */
+  return PL_NOT_HELD;
+}
+
+/* A new fast hold of l, for a thread that has none: RM_BRAVO_FAST with
+ * the entry added, or why the read must take futexrw. */
+static int pl_take_fast(struct pl_lock *l) {
+  rm_token_t tok;
+  int why = rm_bravo_read_fast_shared(&l->bias, &rm_bravo_table, &tok);
+  if (RM_LIKELY(why == RM_BRAVO_FAST)) {
+    if (RM_LIKELY(pl_add(l, (uintptr_t *)tok))) {
+      if (PL_STATS_ON()) pl_count(l, PS_FAST, 1);
+      return why;
+    }
+    pl_give_back(l, (uintptr_t *)tok); /* no memory for the entry */
+    return RM_BRAVO_SLOW_COLLISION;
+  }
+  return why == RM_BRAVO_SLOW_RACED_MARKED ? pl_pass_release(l) : why;
+}
+
+/* The general read lock.  mode: 0 block, 1 try, 2 timed.  why: PL_UNTRIED,
+ * or the reason pl_rdlock_fast gave for not taking a fast hold (it then
+ * also found no hold of l in the thread's list, so there is nothing to
+ * nest and no new fast hold to try). */
 static RM_NOINLINE int pl_rdlock(struct pl_lock *l, int mode, clockid_t clk,
-                                 const struct timespec *abs, int tried) {
+                                 const struct timespec *abs, int why) {
   uint32_t me = pl_owner_id(l);
   if (RM_UNLIKELY(rm_atomic_load_relaxed(&l->fx.owner) == me)) return EDEADLK;
   if (mode == 2) {
@@ -483,47 +585,15 @@ static RM_NOINLINE int pl_rdlock(struct pl_lock *l, int mode, clockid_t clk,
   }
   if (RM_UNLIKELY(l->fx.pshared)) /* never biased: the table is per process */
     return pl_futex_read(l, mode, clk, abs);
-  /* A recursive read of a fast hold never touches the lock: the slot we
-   * already own keeps every writer out (a revoking writer waits for it), so
-   * we only count the extra hold in the slot's nesting bits.  Only this
-   * thread adds nesting; another thread's unlock may remove it, hence CAS. */
-  int why;
-  if (tried >= 0) {
-    why = tried;
-    goto slow_why;
-  }
-  if (pl_n) {
-    struct pl_held *h = pl_find(l);
-    if (h) {
-      uintptr_t v = rm_atomic_load_relaxed(h->slot);
-      for (;;) {
-        if (!rm_bravo_slot_holds(v, l)) break;
-        /* Nesting full (32767 extra holds): take A like a new reader. */
-        if ((v & RM_BRAVO_SLOT_NEST_MASK) == RM_BRAVO_SLOT_NEST_MASK) goto slow;
-        if (rm_atomic_cas_acq_rel(h->slot, &v, v + RM_BRAVO_SLOT_NEST_ONE)) return 0;
-      }
-      /* Another thread released this hold (marked it): the entry is dead. */
-      if (v == ((uintptr_t)l | RM_BRAVO_SLOT_RELEASED))
-        rm_atomic_cas_acq_rel(h->slot, &v, (uintptr_t)0);
-      pl_remove(h);
+  if (why == PL_UNTRIED) {
+    switch (pl_nest(l)) {
+      case PL_NESTED: return 0;
+      case PL_NEST_FULL: why = RM_BRAVO_SLOW_COLLISION; break;
+      default:
+        why = pl_take_fast(l);
+        if (why == RM_BRAVO_FAST) return 0;
     }
   }
-  rm_token_t tok;
-  why = rm_bravo_read_fast(&l->bias, &rm_bravo_table, &tok);
-  if (RM_LIKELY(why == RM_BRAVO_FAST)) {
-    if (RM_LIKELY(pl_add(l, (uintptr_t *)tok))) {
-      if (PL_STATS_ON()) pl_count(l, PS_FAST, 1);
-      return 0;
-    }
-    /* No memory for the entry: give the slot back and take A. */
-    rm_atomic_store_release((uintptr_t *)tok, (uintptr_t)0);
-    why = RM_BRAVO_SLOW_COLLISION;
-  }
-  if (0) {
-  slow:
-    why = RM_BRAVO_SLOW_COLLISION;
-  }
-slow_why:;
   int e = pl_futex_read(l, mode, clk, abs);
   if (e) return e;
   pl_slow_read_done(l, why);
@@ -535,7 +605,7 @@ slow_why:;
  * of line, so that the exported function's fast path saves no registers
  * for it. */
 static RM_NOINLINE int pl_rdlock_other(struct pl_lock *l, int mode, int why) {
-  if (why >= 0 && pl_rdlock_futex_fast(l, why)) return 0;
+  if (why != PL_UNTRIED && pl_rdlock_futex_fast(l, why)) return 0;
   return pl_rdlock(l, mode, CLOCK_REALTIME, NULL, why);
 }
 
@@ -593,30 +663,21 @@ RM_INLINE bool pl_readers_parked(struct pl_lock *l) {
  * first: new readers take the slow path, where futexrw holds them back
  * (glibc's tst-rwlock15 and gnulib's test-rwlock1 check this; with the bias
  * on, their second reader got in).  Not the revocation: we do not hold A.
- * revoke_pending = 1, then a release store of rbias = 0, so that whichever
- * writer takes A next and reads our 0 (pl_revoke's acquire load) also reads
- * revoke_pending and scans for the fast holds taken before (a writer that
- * holds A never sees rbias == 1 from before our store: the slow reader that
- * set it released A first).  And an inhibit window without end, so that a
- * slow reader that gets in before futexrw counts us as waiting does not
- * turn the bias on again (a test saw that keep fast readers coming for 5
- * s); the revocation under A sets the window anew, and a writer that gives
- * up before it gets A ends the window it opened (pl_wrlock).  Relaxed
- * stores without A, against the rule of docs/bravo.md that A orders the
- * window: a window read stale only brings the bias back sooner or later,
- * and the revocation, which correctness rests on, still runs under A. */
-static RM_NOINLINE void pl_keep_readers_out_slow(struct pl_lock *l) {
-  rm_atomic_store_relaxed(&l->bias.revoke_pending, 1u);
-  rm_atomic_store_relaxed(&l->bias.inhibit_until, UINT64_MAX);
-  rm_atomic_store_release(&l->bias.rbias, 0u);
-}
-/* true if it turned the bias off. */
+ * The writer counts itself in the bias word (rm_bravo_count_in: bias off,
+ * revoke_pending = 1), so that whichever writer takes A next scans for the
+ * fast holds taken before, and so that a slow reader that gets in before
+ * futexrw counts us as waiting cannot turn the bias on again (a test saw
+ * fast readers keep coming for 5 s that way).  The writer counts out once
+ * it holds the lock, or when it gives up; while any such writer waits the
+ * bias stays off, and when the last one is done the inhibit window (set by
+ * the revocation under A) decides as usual. */
+/* true if it counted in (the caller must count out). */
 RM_INLINE bool pl_keep_readers_out(struct pl_lock *l) {
   /* Only when we are about to wait: futexrw is held (by slow readers; no
    * writer holds it while the bias is on). */
-  if (rm_atomic_load_relaxed(&l->bias.rbias) && !l->fx.pshared &&
+  if ((rm_atomic_load_relaxed(&l->bias.rbias) & RM_BRAVO_BIAS) && !l->fx.pshared &&
       (rm_atomic_load_relaxed(&l->fx.state) & (RM_FUTEXRW_WRITER | RM_FUTEXRW_READERS_MAX))) {
-    pl_keep_readers_out_slow(l);
+    rm_bravo_count_in(&l->bias);
     return true;
   }
   return false;
@@ -630,9 +691,9 @@ RM_INLINE bool pl_keep_readers_out(struct pl_lock *l) {
 static int pl_revoke(struct pl_lock *l, int mode, clockid_t clk, const struct timespec *abs,
                      long *slice) {
   bool stats = PL_STATS_ON();
-  /* Acquire, then the second load: see pl_keep_readers_out_slow. */
-  bool revoking = rm_atomic_load_acquire(&l->bias.rbias) != 0;
-  revoking = revoking || rm_atomic_load_relaxed(&l->bias.revoke_pending) != 0;
+  /* Acquire, then the second load, as in rm_bravo_write_clear. */
+  bool revoking = (rm_atomic_load_acquire(&l->bias.rbias) & RM_BRAVO_BIAS) != 0;
+  revoking = revoking || rm_atomic_load_acquire(&l->bias.revoke_pending) != 0;
   uint64_t t0 = stats && revoking ? rm_ticks() : 0;
   int e;
   if (!revoking || mode == 1 || !pl_gives_way(l)) {
@@ -692,73 +753,42 @@ static int pl_wrlock(struct pl_lock *l, int mode, clockid_t clk, const struct ti
     if (e) return e;
   }
   /* We read-hold it through the table: we would wait for ourselves forever
-   * (glibc hangs here; we say so). */
-  if (pl_n && pl_find(l) && mode != 1) return EDEADLK;
+   * (glibc hangs here; we say so).  Unless another thread released that
+   * hold meanwhile (marked our slot): then the entry is dead, and the lock
+   * is ours to take as with glibc. */
+  if (pl_n && mode != 1) {
+    struct pl_held *h = pl_find(l);
+    if (h) {
+      uintptr_t v = rm_atomic_load_relaxed(h->slot);
+      if (rm_bravo_slot_holds(v, l)) return EDEADLK;
+      pl_drop_dead(h, l, v);
+    }
+  }
   bool held_out = RM_UNLIKELY(l->fx.kind == RM_FUTEXRW_PREFER_WRITER_NONRECURSIVE) &&
                   mode != 1 && pl_keep_readers_out(l);
   long slice = PL_SLICE_FIRST_NS;
+  int e;
   for (;;) {
-    int e = pl_futex_write(l, mode, clk, abs);
-    if (e) {
-      /* Gave up waiting: end the window pl_keep_readers_out opened, unless
-       * a revocation has set its own since. */
-      uint64_t forever = UINT64_MAX;
-      if (held_out)
-        __atomic_compare_exchange_n(&l->bias.inhibit_until, &forever, (uint64_t)0, false,
-                                    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-      return e;
-    }
+    e = pl_futex_write(l, mode, clk, abs);
+    if (e) break;
     if (l->fx.pshared) break;
     e = pl_revoke(l, mode, clk, abs, &slice);
     if (e == 0) break;
     rm_futexrw_write_unlock(&l->fx);
-    if (e != EAGAIN) return e;
+    if (e != EAGAIN) break;
     /* Gave way to parked readers (see above). */
     e = pl_wait_fast_holds(l, mode, clk, abs);
-    if (e) return e;
+    if (e) break;
   }
+  /* Done keeping readers out: we hold the lock (our revocation under A
+   * cleared revoke_pending and set the inhibit window) or gave up (the
+   * pending flag stays for the next writer). */
+  if (held_out) rm_bravo_count_out(&l->bias);
+  if (e) return e;
   /* Relaxed: read only by threads comparing it with their own id; only the
    * holder stores its own id, so a stale value never equals theirs. */
   rm_atomic_store_relaxed(&l->fx.owner, me);
   return 0;
-}
-
-/* Release one slow read hold if there is one: a futexrw read unlock that
- * refuses to go below zero. */
-RM_INLINE bool pl_release_slow(struct pl_lock *l) {
-  uint64_t s = rm_atomic_load_relaxed(&l->fx.state);
-  while ((s & RM_FUTEXRW_WRITER) == 0 && (s & RM_FUTEXRW_READERS_MAX) != 0) {
-    /* Release, as rm_futexrw_read_unlock's (B). */
-    if (__atomic_compare_exchange_n(&l->fx.state, &s, s - RM_FUTEXRW_READER, false,
-                                    __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
-      if ((s & RM_FUTEXRW_READERS_MAX) == 1 && (s & RM_FUTEXRW_WWAIT_MASK))
-        rm_futexrw_read_unlock_slowpath(&l->fx, s);
-      return true;
-    }
-  }
-  return false;
-}
-
-/* Release a fast read hold of another thread: drop one nesting level of a
- * slot holding l, or mark the slot released (bit 63), which writers do not
- * wait for and its owner recognises as a dead entry.  Release ordering, as
- * the reader's (R3). */
-static bool pl_release_foreign_fast(struct pl_lock *l) {
-  uintptr_t *slots = rm_atomic_load_acquire(&rm_bravo_table.slots);
-  if (!slots) return false;
-  for (uintptr_t i = 0; i <= rm_bravo_table.mask; i++) {
-    uintptr_t v = rm_atomic_load_relaxed(&slots[i]);
-    while (rm_bravo_slot_holds(v, l)) {
-      uintptr_t nv = (v & RM_BRAVO_SLOT_NEST_MASK) ? v - RM_BRAVO_SLOT_NEST_ONE
-                                                   : ((uintptr_t)l | RM_BRAVO_SLOT_RELEASED);
-      if (__atomic_compare_exchange_n(&slots[i], &v, nv, false, __ATOMIC_RELEASE,
-                                      __ATOMIC_RELAXED)) {
-        rm_atomic_fetch_or_acq_rel(&l->fx.reserved[0], PL_NOBIAS);
-        return true;
-      }
-    }
-  }
-  return false;
 }
 
 static RM_NOINLINE int pl_unlock(struct pl_lock *l) {
@@ -784,9 +814,7 @@ static RM_NOINLINE int pl_unlock(struct pl_lock *l) {
       }
       /* Another thread released our hold already; clean up, then treat
        * this unlock like theirs: release some other hold. */
-      if (v == ((uintptr_t)l | RM_BRAVO_SLOT_RELEASED))
-        rm_atomic_cas_acq_rel(h->slot, &v, (uintptr_t)0);
-      pl_remove(h);
+      pl_drop_dead(h, l, v);
     }
   }
   /* A slow read hold (ours, or one another thread took: POSIX leaves that
@@ -1087,14 +1115,14 @@ PL_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *rw) {
 PL_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *rw, const struct timespec *abs) {
   if (PASSTHROUGH()) return real.timedrdlock(rw, abs);
   if (PRW()) return pw_rdlock(PL(rw), 2, CLOCK_REALTIME, abs, PW_BUSY);
-  return pl_rdlock(PL(rw), 2, CLOCK_REALTIME, abs, -1);
+  return pl_rdlock(PL(rw), 2, CLOCK_REALTIME, abs, PL_UNTRIED);
 }
 
 PL_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *rw, clockid_t clk,
                                          const struct timespec *abs) {
   if (PASSTHROUGH()) return real.clockrdlock(rw, clk, abs);
   if (PRW()) return pw_rdlock(PL(rw), 2, clk, abs, PW_BUSY);
-  return pl_rdlock(PL(rw), 2, clk, abs, -1);
+  return pl_rdlock(PL(rw), 2, clk, abs, PL_UNTRIED);
 }
 
 PL_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *rw) {

@@ -7,13 +7,21 @@
  * Invariants:
  *  1. A slot holds 0 or the address of a lock's struct rm_bravo_bias.  Only
  *     the reader that installed an address (by CAS from 0) clears it, except
- *     the fork handler in a single-threaded child (see fork_child()).
- *  2. A lock's address is in a slot and that reader re-checked rbias == 1
+ *     the fork handler in a single-threaded child (see bravo_fork_child()).
+ *     With shared slots (the preload library, bravo.h "Slots that other
+ *     threads' unlocks may mark") another thread may also remove a nesting
+ *     level or set RM_BRAVO_SLOT_RELEASED, by CAS; the owner then clears the
+ *     marked slot, by CAS or (after seeing the mark) by a store.
+ *  2. A lock's address is in a slot and that reader re-checked the bias
  *     (R2) => no writer of that lock has finished revoking since: the writer
  *     is either before W1 or waiting in the scan for this slot.
- *  3. rbias goes 0 -> 1 only under A's read lock, 1 -> 0 only under A's
- *     write lock; so while a writer holds A, rbias stays 0 once cleared.
- *  4. rm_bravo_table.slots/mask never change once set (the global table is
+ *  3. The bias goes on only by a CAS of the whole bias word from 0, by a
+ *     reader holding A's read lock; it goes off only by writers (under A's
+ *     write lock, or by the read-modify-write that counts a writer in).  So
+ *     while a writer holds A or is counted in, the bias stays off once off.
+ *  4. revoke_pending == 0 and the bias off, seen by a writer holding A =>
+ *     no fast read hold exists (bravo.h, struct rm_bravo_bias).
+ *  5. rm_bravo_table.slots/mask never change once set (the global table is
  *     never freed: locks may live until exit).
  */
 #define _GNU_SOURCE
@@ -22,10 +30,12 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 /* Defined once, here, with default visibility: every shared object that
@@ -33,10 +43,6 @@
 RM_API struct rm_bravo_table rm_bravo_table = {NULL, 0, 0, 9};
 RM_API __thread struct rm_bravo_clock_skip rm_bravo_tls_skip
     __attribute__((tls_model("initial-exec")));
-
-static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
-static size_t table_bytes;
-static int table_huge;
 
 static size_t pow2_at_least(size_t n) {
   size_t p = 1;
@@ -83,22 +89,30 @@ static uintptr_t *map_table(size_t slots, size_t *bytes, int *huge) {
   return (uintptr_t *)p;
 }
 
+/* Allocate the global table.  No lock: racing first callers each map a
+ * table and one CAS decides (the losers unmap theirs), so a fork() in the
+ * middle leaves nothing locked in the child.  Cancellation is off for the
+ * duration: a message about a bad READMOSTLY_BRAVO_TABLE_SLOTS goes to
+ * stderr, and stdio may act on a cancellation request, which must not
+ * happen inside a lock call. */
 RM_API int rm_bravo_table_init_slowpath(void) {
   if (rm_atomic_load_acquire(&rm_bravo_table.slots)) return 0;
-  pthread_mutex_lock(&table_lock);
-  int r = 0;
-  if (!rm_bravo_table.slots) {
-    size_t slots = default_slots();
-    uintptr_t *s = map_table(slots, &table_bytes, &table_huge);
-    if (!s) {
-      r = ENOMEM;
-    } else {
-      rm_bravo_table.mask = slots - 1;
-      /* Release: a reader that loads slots != NULL (acquire) sees mask. */
-      rm_atomic_store_release(&rm_bravo_table.slots, s);
-    }
+  int cs;
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
+  size_t slots = default_slots(), bytes;
+  int huge, r = 0;
+  uintptr_t *s = map_table(slots, &bytes, &huge);
+  if (!s) {
+    r = ENOMEM;
+  } else {
+    /* Every caller computes the same size, so the mask may be stored by
+     * all of them; the release CAS below publishes it with the slots to
+     * readers that load slots with acquire. */
+    rm_atomic_store_relaxed(&rm_bravo_table.mask, (uintptr_t)(slots - 1));
+    uintptr_t *none = NULL;
+    if (!rm_atomic_cas_acq_rel(&rm_bravo_table.slots, &none, s)) munmap(s, bytes);
   }
-  pthread_mutex_unlock(&table_lock);
+  pthread_setcancelstate(cs, NULL);
   return r;
 }
 
@@ -179,70 +193,59 @@ RM_API RM_COLD void rm_bravo_bad_unlock(const void *lock, rm_token_t tok) {
 
 /* ---- revocation --------------------------------------------------------- */
 
-RM_API int rm_bravo_revoke_slowpath(struct rm_bravo_bias *b, struct rm_bravo_table *t,
-                                    int mode, int clk, const struct timespec *abstime) {
-  uint64_t start = rm_ticks();
-  int result = 0;
-
-  /* (W1) Clear the bias.  A seq_cst store followed by a full fence: the
-   * fence orders this store before the scan's loads (a release store alone
-   * would not), pairing with the reader's CAS (R1) -> re-check (R2).  Either
-   * the reader's re-check sees 0 and it backs out, or our scan sees its slot
-   * and we wait for it. */
-  rm_atomic_store_seq_cst(&b->rbias, 0u);
-  rm_fence_store_load();
-  RM_DEBUG_YIELD();
-
-  /* Acquire, pairing with the table's publication (release store of
-   * slots after mask): the mask we read belongs to these slots.  A already
-   * orders this (the reader that set rbias allocated the table before it
-   * released A), but not every acquisition of A is visible to
-   * ThreadSanitizer (glibc's pthread_rwlock_clockwrlock). */
+/* Wait until no slot holds b (W2, W3).  0; EBUSY (try: some slot holds
+ * b); ETIMEDOUT (timed: abstime passed first). */
+static int scan_table(struct rm_bravo_bias *b, struct rm_bravo_table *t, int mode, int clk,
+                      const struct timespec *abstime) {
+  /* Acquire, pairing with the table's publication (release CAS of slots
+   * after mask): the mask we read belongs to these slots. */
   uintptr_t *slots = rm_atomic_load_acquire(&t->slots);
-  uintptr_t n = t->mask + 1;
-  if (slots) {
-    for (uintptr_t i = 0; i < n; i++) {
-      /* (W2) seq_cst load: sees any reader's slot that R2 did not beat. */
-      if (RM_LIKELY(!rm_bravo_slot_holds(rm_atomic_load_seq_cst(&slots[i]), b))) continue;
-      if (mode == RM_BRAVO_REVOKE_TRY) {
-        result = EBUSY;
-        break;
-      }
-      rm_backoff_t bo = RM_BACKOFF_INIT;
-      unsigned polls = 0;
-      /* (W3) acquire: once the slot no longer holds this lock, the reader's
-       * critical section is over as far as we can observe (pairs with its
-       * release store R3).  A reader that loaded rbias == 1 before W1 may
-       * still CAS this lock into some slot after we passed it, but its
-       * re-check R2 then follows W1 in S, sees 0, and it backs out without
-       * entering: we need not look back. */
-      while (rm_bravo_slot_holds(rm_atomic_load_acquire(&slots[i]), b)) {
-        if (mode == RM_BRAVO_REVOKE_TIMED && (++polls & 63u) == 0 &&
-            rm_timespec_expired(clk, abstime)) {
-          result = ETIMEDOUT;
-          break;
-        }
-        rm_backoff_wait(&bo);
-      }
-      if (result) break;
+  if (!slots) return 0;
+  uintptr_t n = rm_atomic_load_relaxed(&t->mask) + 1;
+  for (uintptr_t i = 0; i < n; i++) {
+    /* (W2) seq_cst load: sees any reader's slot that R2 did not beat. */
+    if (RM_LIKELY(!rm_bravo_slot_holds(rm_atomic_load_seq_cst(&slots[i]), b))) continue;
+    if (mode == RM_BRAVO_REVOKE_TRY) return EBUSY;
+    rm_backoff_t bo = RM_BACKOFF_INIT;
+    unsigned polls = 0;
+    /* (W3) acquire: once the slot no longer holds this lock, the reader's
+     * critical section is over as far as we can observe (pairs with its
+     * release store R3).  A reader that loaded the bias before W1 may
+     * still CAS this lock into some slot after we passed it, but its
+     * re-check R2 then follows W1 in S, sees the bias off, and it backs
+     * out without entering: we need not look back.  The back-off sleeps
+     * with a raw system call: not a cancellation point. */
+    while (rm_bravo_slot_holds(rm_atomic_load_acquire(&slots[i]), b)) {
+      if (mode == RM_BRAVO_REVOKE_TIMED && (++polls & 63u) == 0 &&
+          rm_timespec_expired(clk, abstime))
+        return ETIMEDOUT;
+      rm_backoff_wait(&bo);
     }
   }
+  return 0;
+}
 
-  /* Primum non nocere: inhibit re-biasing for N times what this cost, also
-   * when we give up (Listing 1), times 2^backoff.  The back-off adapts to
-   * costs the scan time does not show (readers parked behind us): a
-   * complete revocation that finds the bias was on for less than the base
-   * window since the previous window ended doubles the next window; one
-   * that finds it lived longer halves it.  A give-up leaves the exponent
-   * alone (the previous window may still be running).  Written under A's
-   * write lock; inhibit_until is read by slow readers under A's read lock
-   * (A orders it), backoff only by writers under A's write lock. */
-  uint64_t now = rm_ticks();
+/* Primum non nocere: after a revocation that took [start, now), inhibit
+ * re-biasing for N times its cost (Listing 1), times 2^backoff.  The
+ * back-off adapts to costs the scan time does not show (readers parked
+ * behind the writer): a complete revocation that finds the bias was on for
+ * less than the base window since the previous window ended doubles the
+ * next window; one that finds it lived longer halves it.  A give-up leaves
+ * the exponent alone (the previous window may still be running).  The
+ * arithmetic saturates: a revocation that lasted very long (or a huge N)
+ * gives the longest window, never a wrapped-around short one.  Called by
+ * writers holding A's write lock (A orders inhibit_until for slow readers,
+ * who read it under A's read lock); relaxed atomics all the same, since
+ * ThreadSanitizer does not see every acquisition of A (glibc's
+ * pthread_rwlock_clockwrlock). */
+static void set_inhibit_window(struct rm_bravo_bias *b, uint64_t start, uint64_t now,
+                               bool complete) {
   uint64_t n_mult = rm_atomic_load_relaxed(&rm_bravo_table.n);
-  uint64_t base = (now - start) * n_mult;
+  uint64_t base;
+  if (__builtin_mul_overflow(now - start, n_mult, &base)) base = UINT64_MAX;
   uint64_t prev_until = rm_atomic_load_relaxed(&b->inhibit_until);
   unsigned shift = rm_atomic_load_relaxed(&b->backoff);
-  if (!result && prev_until != 0 && now >= prev_until) {
+  if (complete && prev_until != 0 && now >= prev_until) {
     if (now - prev_until < base) {
       if (shift < RM_BRAVO_BACKOFF_MAX) shift++;
     } else if (shift > 0) {
@@ -250,25 +253,110 @@ RM_API int rm_bravo_revoke_slowpath(struct rm_bravo_bias *b, struct rm_bravo_tab
     }
     rm_atomic_store_relaxed(&b->backoff, (uint16_t)shift);
   }
-  rm_atomic_store_relaxed(&b->inhibit_until, now + (base << shift));
+  uint64_t window = base > (UINT64_MAX >> shift) ? UINT64_MAX : base << shift;
+  /* UINT64_MAX - 1 at most: "about forever", still a finite window. */
+  uint64_t until = window >= UINT64_MAX - 1 - now ? UINT64_MAX - 1 : now + window;
+  rm_atomic_store_relaxed(&b->inhibit_until, until);
+}
+
+static void count_revocation(struct rm_bravo_table *t, uint64_t ticks, bool complete) {
+  if (RM_LIKELY(!t->stats_on && !rm_bravo_table.stats_on)) return;
+  rm_thread_stat_add(RM_STAT_BRAVO_REVOKE_NS, rm_ticks_to_ns(ticks));
+  if (complete) {
+    rm_thread_stat_add(RM_STAT_BRAVO_REVOKE, 1);
+    rm_thread_stat_add(RM_STAT_BRAVO_WRITE, 1);
+  }
+}
+
+RM_API int rm_bravo_revoke_slowpath(struct rm_bravo_bias *b, struct rm_bravo_table *t,
+                                    int mode, int clk, const struct timespec *abstime) {
+  uint64_t start = rm_ticks();
+
+  /* (W1) Clear the bias, keeping the count of writers that hold it off
+   * (they do not hold A; a store would lose a concurrent count).  A
+   * seq_cst RMW followed by a full fence: the fence orders the clear before
+   * the scan's loads, pairing with the reader's CAS (R1) -> re-check (R2).
+   * Either the reader's re-check sees the bias off and it backs out, or our
+   * scan sees its slot and we wait for it. */
+  __atomic_fetch_and(&b->rbias, ~RM_BRAVO_BIAS, __ATOMIC_SEQ_CST);
+  rm_fence_store_load();
+  RM_DEBUG_YIELD();
+  int result = scan_table(b, t, mode, clk, abstime);
+  uint64_t now = rm_ticks();
+  set_inhibit_window(b, start, now, result == 0);
   /* Giving up (try or timeout) leaves fast readers in their slots: the bias
    * stays off, so no new reader enters by the fast path, and revoke_pending
-   * makes the next writer scan even if no reader turns the bias back on (the
-   * inhibit window keeps slow readers from doing so at once, so a writer
-   * retrying its trylock sees the table drain).  A complete scan clears it.
-   * Written under A's write lock, read by the next writer after acquiring
-   * A: A orders it.  Relaxed atomics rather than plain accesses because
-   * ThreadSanitizer does not see every acquisition of A (glibc's
-   * pthread_rwlock_clockwrlock). */
-  rm_atomic_store_relaxed(&b->revoke_pending, result ? 1u : 0u);
-  if (RM_UNLIKELY(t->stats_on || rm_bravo_table.stats_on)) {
-    rm_thread_stat_add(RM_STAT_BRAVO_REVOKE_NS, rm_ticks_to_ns(now - start));
-    if (!result) {
-      rm_thread_stat_add(RM_STAT_BRAVO_REVOKE, 1);
-      rm_thread_stat_add(RM_STAT_BRAVO_WRITE, 1);
+   * makes the next writer scan even if no reader turns the bias back on.
+   * A complete scan under A clears it (invariant 3: no reader could turn
+   * the bias on while we hold A, so every fast hold began before W1 and
+   * our scan saw it leave).  Release: a writer that reads 0 here (acquire,
+   * rm_bravo_write_clear) also sees the readers' sections as done. */
+  rm_atomic_store_release(&b->revoke_pending, result ? (uint16_t)1 : (uint16_t)0);
+  count_revocation(t, now - start, result == 0);
+  return result;
+}
+
+RM_API int rm_bravo_revoke_unlocked(struct rm_bravo_bias *b, struct rm_bravo_table *t, int mode,
+                                    int clk, const struct timespec *abstime,
+                                    struct rm_bravo_revocation *rv) {
+  /* (W1) Count ourselves in, clearing the bias in the same RMW: no slow
+   * reader can turn it on again until we count out, so once our scan
+   * finds the table clear, it stays clear.  Then the full fence, as in
+   * rm_bravo_revoke_slowpath. */
+  rm_bravo_count_in(b);
+  rm_fence_store_load();
+  RM_DEBUG_PAUSE("bravo.revoke.counted");
+  rv->start = rm_ticks();
+  int e = scan_table(b, t, mode, clk, abstime);
+  rv->end = rm_ticks();
+  if (e) {
+    /* Gave up: fast holds remain, revoke_pending stays set.  The inhibit
+     * window is left as it was (we do not hold A); the pending flag alone
+     * keeps writers correct. */
+    count_revocation(t, rv->end - rv->start, false);
+    rm_bravo_count_out(b);
+  }
+  return e;
+}
+
+RM_API void rm_bravo_revoke_finish(struct rm_bravo_bias *b, struct rm_bravo_table *t,
+                                   const struct rm_bravo_revocation *rv) {
+  set_inhibit_window(b, rv->start, rv->end, true);
+  /* Our scan completed while we were counted in (the bias stayed off), so
+   * no fast hold exists (invariant 4).  Release, as in the slowpath. */
+  rm_atomic_store_release(&b->revoke_pending, (uint16_t)0);
+  count_revocation(t, rv->end - rv->start, true);
+  rm_bravo_count_out(b);
+}
+
+RM_API void rm_bravo_revoke_abandon(struct rm_bravo_bias *b) {
+  /* The scan completed (see rm_bravo_revoke_finish), A could not be taken. */
+  rm_atomic_store_release(&b->revoke_pending, (uint16_t)0);
+  rm_bravo_count_out(b);
+}
+
+/* ---- slots released by another thread (bravo.h, point 2) ------------------ */
+
+RM_API bool rm_bravo_release_foreign(struct rm_bravo_bias *b, struct rm_bravo_table *t,
+                                     const uintptr_t *skip) {
+  uintptr_t *slots = rm_atomic_load_acquire(&t->slots);
+  if (!slots) return false;
+  uintptr_t mask = rm_atomic_load_relaxed(&t->mask);
+  for (uintptr_t i = 0; i <= mask; i++) {
+    if (&slots[i] == skip) continue;
+    uintptr_t v = rm_atomic_load_relaxed(&slots[i]);
+    while (rm_bravo_slot_holds(v, b)) {
+      uintptr_t nv = (v & RM_BRAVO_SLOT_NEST_MASK) ? v - RM_BRAVO_SLOT_NEST_ONE
+                                                   : ((uintptr_t)b | RM_BRAVO_SLOT_RELEASED);
+      RM_DEBUG_PAUSE("bravo.release_foreign.found");
+      /* Release, as the owner's unlock (R3): whatever the holder did is
+       * ordered before a writer that sees the slot change. */
+      if (__atomic_compare_exchange_n(&slots[i], &v, nv, false, __ATOMIC_RELEASE,
+                                      __ATOMIC_RELAXED))
+        return true;
     }
   }
-  return result;
+  return false;
 }
 
 /* ---- fork ----------------------------------------------------------------
@@ -276,32 +364,59 @@ RM_API int rm_bravo_revoke_slowpath(struct rm_bravo_bias *b, struct rm_bravo_tab
  * the slot its hash names, and it keeps them: it will unlock them with the
  * tokens it holds.  Every other slot holding lock L belongs to a thread that
  * does not exist in the child:
- *  - if L's rbias == 1 it is a read hold of that thread, and stays held, as
+ *  - if L's bias is on it is a read hold of that thread, and stays held, as
  *    with glibc;
- *  - if L's rbias == 0 it was left either by a reader that lost the race
+ *  - if L's bias is off it was left either by a reader that lost the race
  *    with a revoking writer and was about to clear it (it held nothing), by
  *    a fast reader that a revoking writer was still waiting for (that
- *    writer, not being the forking thread, holds A's write lock in the child
- *    forever, so clearing changes nothing), or by a fast reader of a lock
- *    whose try or timed revocation gave up (revoke_pending).  We clear them
- *    all: a lock nobody held must not block, and in the last case the
- *    reader that held L does not exist in the child, so freeing its hold is
- *    safe; the one difference from glibc is that a writer in the child gets
- *    the lock instead of waiting forever (documented in docs/bravo.md).
+ *    writer, not being the forking thread, never finishes in the child, so
+ *    clearing changes nothing for it), or by a fast reader of a lock whose
+ *    try or timed revocation gave up (revoke_pending).  We clear them all:
+ *    a lock nobody held must not block, and in the last case the reader
+ *    that held L does not exist in the child, so freeing its hold is safe;
+ *    the one difference from glibc is that a writer in the child gets the
+ *    lock instead of waiting forever (documented in docs/bravo.md);
+ *  - a slot marked RM_BRAVO_SLOT_RELEASED holds nothing (preload library).
+ * L may have been freed (a program that ignored the EBUSY of destroying a
+ * lock with such a hold): its bias word is read with probe_read(), which
+ * never faults, and an unreadable lock's slot is cleared.
  */
+
+/* Copy n bytes at p to out without faulting when p is not mapped.  false
+ * when it is not readable. */
+static bool probe_read(const void *p, void *out, size_t n) {
+  struct iovec here = {out, n}, there = {(void *)(uintptr_t)p, n};
+  ssize_t r = process_vm_readv(getpid(), &here, 1, &there, 1, 0);
+  if (r == (ssize_t)n) return true;
+  if (r >= 0 || errno == EFAULT) return false;
+  /* The call is refused (seccomp, no CONFIG_CROSS_MEMORY_ATTACH): ask
+   * whether the page is mapped at all (ENOMEM: it is not). */
+  uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+  unsigned char vec;
+  if (mincore((void *)((uintptr_t)p & ~(page - 1)), page, &vec) != 0) return false;
+  memcpy(out, p, n);
+  return true;
+}
+
 static void bravo_fork_child(void) {
   uintptr_t *slots = rm_bravo_table.slots;
   if (!slots) return;
+  int saved = errno;
   uintptr_t self = rm_thread_identity();
   for (uintptr_t i = 0; i <= rm_bravo_table.mask; i++) {
     uintptr_t v = slots[i], lk = RM_BRAVO_SLOT_LOCK(v);
     if (!v) continue;
     /* Our own slot (its hash names it) stays, whatever it holds. */
     if ((rm_bravo_hash((const void *)lk, self) & rm_bravo_table.mask) == i) continue;
-    /* A hold another thread released (preload library) holds nothing. */
-    if (!(v & RM_BRAVO_SLOT_RELEASED) && ((const struct rm_bravo_bias *)lk)->rbias != 0) continue;
+    uint32_t word = 0;
+    if (!(v & RM_BRAVO_SLOT_RELEASED) &&
+        probe_read((const void *)(lk + offsetof(struct rm_bravo_bias, rbias)), &word,
+                   sizeof word) &&
+        (word & RM_BRAVO_BIAS))
+      continue;
     slots[i] = 0;
   }
+  errno = saved;
 }
 
 __attribute__((constructor(103))) static void bravo_ctor(void) {

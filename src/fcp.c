@@ -15,10 +15,14 @@
 #include <readmostly/fcp.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 RM_API struct rm_fcp_domain rm_fcp_default = {.uid = 1};
 /* passive: its own address, never NULL and never a lock.  Nothing writes
@@ -79,13 +83,115 @@ static void mode_init(void) {
  * load follows their barrier see the switch and fence; (3) from then on a
  * writer's fence pairs with every reader's (Dekker) and membarriers are not
  * needed.  Release on (3): a writer that sees it (acquire) follows (2). */
+static bool barrier(void);
+static void barrier_by_threads(void);
+
 RM_API void rm_fcp_switch_to_fence(void) {
   uint32_t m = rm_atomic_load_relaxed(&rm_fcp_mode);
   do {
-    if (m & RM_FCP_SWITCHED) return; /* someone else does it (or did) */
+    if (m & RM_FCP_SWITCHED) { /* someone else does it (or did) */
+      /* A writer that must not go on before the switch is complete (its
+       * membarrier failed) waits for it. */
+      rm_backoff_t b = RM_BACKOFF_INIT;
+      while (!(rm_atomic_load_acquire(&rm_fcp_mode) & RM_FCP_WRITERS_FENCE)) rm_backoff_wait(&b);
+      return;
+    }
   } while (!rm_atomic_cas_acq_rel(&rm_fcp_mode, &m, (m | RM_FCP_SWITCHED) & ~RM_FCP_NOFENCE));
-  if (rm_membarrier_available()) rm_membarrier();
+  if (rm_membarrier_available() && !barrier()) barrier_by_threads();
   rm_atomic_fetch_or_acq_rel(&rm_fcp_mode, RM_FCP_WRITERS_FENCE);
+}
+
+/* ---- when membarrier fails ------------------------------------------------
+ * Registration succeeded, so readers may have skipped their fence; if the
+ * system call now fails for good (EPERM from a seccomp filter installed
+ * later, say), no writer may trust `passive` as it would after a barrier.
+ * barrier() retries transient failures; on a lasting one it marks the mode
+ * RM_FCP_BARRIER_LOST, says so once on stderr and returns false, and the
+ * caller switches the process to fence mode with barrier_by_threads() in
+ * place of the switch's membarrier.
+ *
+ * barrier_by_threads() gives, for every thread with a record, what the
+ * membarrier gives: a point after the switch (RM_FCP_SWITCHED, set before
+ * the call) at which the thread's earlier stores are visible and after
+ * which its loads see the switch.  Per record, either
+ *  - it reports a version bumped after the switch: its acquire load of the
+ *    version comes after our bump (a seq_cst RMW, after the switch), so its
+ *    later loads see the switch and it fences from its next section, and
+ *    the report is made outside any passive section, so no section that
+ *    skipped the fence is still open; or
+ *  - its thread has been switched out since the switch began: the kernel
+ *    shows it not running, or its context-switch count moved.  A context
+ *    switch is a full barrier, which is the very argument that lets
+ *    membarrier skip threads that are not running; or
+ *  - it is free or offline (it holds nothing and will fence when it comes
+ *    back).
+ * The counts come from /proc/self/task/<tid>/status, read with raw system
+ * calls (open and read are cancellation points).  Without /proc, only the
+ * first and last criteria remain and the switch waits for reports. */
+
+static bool barrier(void) {
+  for (unsigned tries = 0;; tries++) {
+    int e = rm_membarrier(); /* retries EINTR */
+    if (RM_LIKELY(e == 0)) return true;
+    if ((e == ENOMEM || e == EAGAIN) && tries < 1000) {
+      rm_sleep_ns(100000);
+      continue;
+    }
+    if (!(rm_atomic_fetch_or_acq_rel(&rm_fcp_mode, RM_FCP_BARRIER_LOST) & RM_FCP_BARRIER_LOST)) {
+      char msg[200];
+      int n = snprintf(msg, sizeof msg,
+                       "readmostly: membarrier() failed after registration (%s); switching "
+                       "to fence mode for good (READMOSTLY_NO_MEMBARRIER=1 avoids this)\n",
+                       strerror(e));
+      if (n > 0) (void)!syscall(SYS_write, 2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+    }
+    return false;
+  }
+}
+
+/* The thread's state and context-switch count, from /proc.  false if
+ * unreadable. */
+static bool thread_sched(uint32_t tid, char *state, uint64_t *switches) {
+  char path[64], buf[2048];
+  snprintf(path, sizeof path, "/proc/self/task/%u/status", tid);
+  long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  long n = syscall(SYS_read, (int)fd, buf, sizeof buf - 1);
+  syscall(SYS_close, (int)fd);
+  if (n <= 0) return false;
+  buf[n] = '\0';
+  const char *st = strstr(buf, "\nState:\t");
+  const char *vol = strstr(buf, "\nvoluntary_ctxt_switches:");
+  const char *inv = strstr(buf, "\nnonvoluntary_ctxt_switches:");
+  if (!st || !vol || !inv) return false;
+  *state = st[8];
+  *switches = strtoull(strchr(vol, ':') + 1, NULL, 10) + strtoull(strchr(inv, ':') + 1, NULL, 10);
+  return true;
+}
+
+static void barrier_by_threads(void) {
+  pthread_mutex_lock(&domains_lock);
+  for (struct rm_fcp_domain *d = domains; d; d = d->dnext) {
+    /* A version after the switch (seq_cst: after the mode RMW). */
+    uint64_t vs = rm_atomic_fetch_add_seq_cst(&d->version, (uint64_t)1) + 1;
+    for (struct rm_fcp_reader *r = rm_atomic_load_acquire(&d->head); r; r = r->next) {
+      uint32_t tid = rm_atomic_load_relaxed(&r->tid);
+      char st;
+      uint64_t sw0 = 0, sw;
+      bool proc = tid && thread_sched(tid, &st, &sw0);
+      rm_backoff_t b = RM_BACKOFF_INIT;
+      for (;;) {
+        if (!rm_atomic_load_acquire(&r->in_use) || rm_atomic_load_acquire(&r->seen) >= vs ||
+            rm_atomic_load_relaxed(&r->owner) == (uint64_t)rm_thread_identity())
+          break;
+        if (proc && thread_sched(tid, &st, &sw) && (st != 'R' || sw != sw0)) break;
+        rm_backoff_wait(&b);
+      }
+    }
+  }
+  pthread_mutex_unlock(&domains_lock);
+  /* What the threads' barriers published, we read from here on. */
+  rm_fence_store_load();
 }
 
 RM_API void rm_fcp_auto_fence(unsigned per_sec) {
@@ -158,13 +264,33 @@ static void key_init(void) {
 
 /* In the child only the forking thread runs.  Records of other threads that
  * hold nothing are released (else writers would wait for threads that do
- * not exist to report); holds of other threads stay held, as with glibc. */
+ * not exist to report); holds of other threads stay held, as with glibc.
+ *
+ * RM_FCP_NEST_BUSY is cleared in every record, ours included: a releaser
+ * (rm_fcp_release_foreign, another thread) that was between its BUSY mark
+ * and its clear at the fork does not exist in the child, and the mark
+ * would make our next unlock or recursive read of that record, and every
+ * later release of an orphan, spin for ever.  Clearing is safe: no other
+ * thread runs, and a releaser sets BUSY only over nest == 0 (a recursive
+ * level is taken without it), so 0 is the value it would have restored.
+ * Whatever it did in between stands: before its CAS of `passive` the hold
+ * is still there (the release did not happen: its caller never returns in
+ * the child); after it, `passive` is NULL and the hold is gone (the owner's
+ * unlock then finds it gone and releases another hold, as a count would),
+ * and a `stolen` it had not bumped yet only matters to an owner that
+ * watched BUSY, which nobody does in the child.  Our own records also get
+ * the child's thread id. */
 static void fork_child(void) {
   pthread_mutex_init(&domains_lock, NULL);
   uint64_t self = (uint64_t)rm_thread_identity();
   for (struct rm_fcp_domain *d = domains; d; d = d->dnext)
     for (struct rm_fcp_reader *r = d->head; r; r = r->next) {
-      if (!r->in_use || r->owner == self) continue;
+      r->nest &= ~RM_FCP_NEST_BUSY;
+      if (!r->in_use) continue;
+      if (r->owner == self) {
+        r->tid = (uint32_t)gettid();
+        continue;
+      }
       r->wake = 0;
       if (r->passive == NULL) record_release(r);
       else record_orphan(r);
@@ -203,6 +329,7 @@ RM_API RM_NOINLINE struct rm_fcp_reader *rm_fcp_self_slowpath(rm_fcp_domain_t *d
     rm_atomic_fetch_add_relaxed(&d->nrecords, 1u);
   }
   rm_atomic_store_relaxed(&r->owner, self);
+  rm_atomic_store_relaxed(&r->tid, (uint32_t)gettid());
   rm_atomic_store_relaxed(&r->freeing, 0u);
   rm_atomic_store_relaxed(&r->nest, 0u);
   rm_atomic_store_relaxed(&r->passive, (const void *)NULL);
@@ -328,6 +455,27 @@ RM_API bool rm_fcp_nest_drop(struct rm_fcp_reader *r, const void *obj) {
   }
 }
 
+/* Wait until the owner of r has been switched out since the call (or is
+ * gone, or /proc cannot tell).  See barrier_by_threads. */
+static void thread_barrier(const struct rm_fcp_reader *r) {
+  uint32_t tid = rm_atomic_load_relaxed(&r->tid);
+  char st;
+  uint64_t sw0, sw;
+  if (!tid || !thread_sched(tid, &st, &sw0)) {
+    /* Neither membarrier nor /proc: the one place that falls back on the
+     * bounded staleness the paper's fast path assumes (a store reaches
+     * other CPUs within far less than a millisecond on every machine). */
+    rm_sleep_ns(1000000);
+    rm_fence_store_load();
+    return;
+  }
+  rm_backoff_t b = RM_BACKOFF_INIT;
+  while (rm_atomic_load_acquire(&r->in_use) && thread_sched(tid, &st, &sw) && st == 'R' &&
+         sw == sw0)
+    rm_backoff_wait(&b);
+  rm_fence_store_load();
+}
+
 /* Release one passive hold of obj that another thread's record (or an
  * orphan) has.  A recursive hold loses one level; a single hold is taken
  * in three steps: nest 0 -> BUSY (so the owner can neither count a new
@@ -353,8 +501,14 @@ RM_API bool rm_fcp_release_foreign(rm_fcp_domain_t *d, const void *obj,
        * `nest`, with no fence of its own while membarrier is registered:
        * the membarrier gives it one.  Then either our CAS fails on its NULL
        * or it sees BUSY and, after we clear it, `stolen`. */
-      if (rm_membarrier_available()) rm_membarrier();
-      else rm_fence_store_load();
+      if (!rm_membarrier_available() || !barrier()) {
+        rm_fence_store_load();
+        /* No barrier ran: the owner may be in rm_fcp_unlock_own with no
+         * fence, relying on one.  Wait until its thread has passed a
+         * barrier of its own (see barrier_by_threads), then the Dekker
+         * argument above holds with that barrier in place of ours. */
+        if (rm_membarrier_available()) thread_barrier(r);
+      }
       const void *p = obj;
       /* Release, as the owner's U1: whatever the holder did is ordered
        * before a writer that sees NULL (the owner handed it to us through
@@ -430,8 +584,9 @@ static int wait_one(rm_fcp_domain_t *d, struct rm_fcp_reader *r, uint64_t v, con
      * either U1 visible to the recheck or our flag visible to that load; in
      * fence mode the reader has no fence there, so we sleep at most 1 ms. */
     rm_atomic_store_seq_cst(&r->wake, 1u);
-    if (mb) rm_membarrier();
-    else rm_fence_store_load();
+    if (!mb || !barrier()) rm_fence_store_load(); /* fence mode, or the barrier failed: */
+    if (!mb || (rm_atomic_load_relaxed(&rm_fcp_mode) & RM_FCP_BARRIER_LOST))
+      mb = false; /* ... a short sleep is the safety net, as in fence mode */
     if (released(r, v, obj)) return 0;
     rm_atomic_fetch_add_relaxed(&d->writer_parks, (uint64_t)1);
     struct timespec lim;
@@ -483,7 +638,14 @@ RM_API int rm_fcp_wait(rm_fcp_domain_t *d, uint64_t v, const void *obj,
    * our writer word) or has left. */
   RM_DEBUG_YIELD();
   rm_atomic_fetch_add_relaxed(&d->consensus_membarrier, (uint64_t)1);
-  rm_membarrier();
+  if (RM_UNLIKELY(!barrier())) {
+    /* No barrier ran.  Switch to fence mode for good (it settles every
+     * record without one); then, as in fence mode, `passive` is the
+     * truth: a reader that began its section before the switch completed
+     * has its R1 visible now, one that begins after fences. */
+    rm_fcp_switch_to_fence();
+    goto scan;
+  }
   auto_fence_note();
 scan:
   /* Records registered after `head` was read claimed themselves after our

@@ -202,8 +202,16 @@ RM_API void rm_backoff_wait_slowpath(rm_backoff_t *b) {
   uint32_t k = r - (RM_BACKOFF_SPINS + RM_BACKOFF_YIELDS);
   long ns = 1000L << (k < 10 ? k : 10);
   if (ns > 1000000L) ns = 1000000L;
-  struct timespec ts = {0, ns};
-  nanosleep(&ts, NULL);
+  rm_sleep_ns(ns);
+}
+
+/* glibc's nanosleep() and clock_nanosleep() are cancellation points; the
+ * raw system call through syscall() is not (syscall() never acts on a
+ * cancellation request).  An early return (EINTR) is harmless: every
+ * caller re-checks its condition. */
+RM_API void rm_sleep_ns(long ns) {
+  struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
+  syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &ts, NULL);
 }
 
 /* ---- debug ------------------------------------------------------------------- */
@@ -215,6 +223,40 @@ RM_API void rm_debug_yield(void) {
   x ^= x >> 17;
   x ^= x << 5;
   if ((x & 7u) == 0) sched_yield();
+}
+
+/* READMOSTLY_DEBUG_PAUSE, parsed on the first call: up to 8 names, each
+ * with a pause in microseconds.  Read only in debug-yield builds. */
+#define PAUSE_MAX 8
+static struct {
+  char name[48];
+  long us;
+} pause_tab[PAUSE_MAX];
+static unsigned pause_n;
+static pthread_once_t pause_once = PTHREAD_ONCE_INIT;
+
+static void pause_parse(void) {
+  const char *v = getenv("READMOSTLY_DEBUG_PAUSE");
+  while (v && *v && pause_n < PAUSE_MAX) {
+    const char *colon = strchr(v, ':');
+    if (!colon || (size_t)(colon - v) >= sizeof pause_tab[0].name) break;
+    memcpy(pause_tab[pause_n].name, v, (size_t)(colon - v));
+    pause_tab[pause_n].name[colon - v] = '\0';
+    char *end;
+    pause_tab[pause_n].us = strtol(colon + 1, &end, 10);
+    pause_n++;
+    v = *end == ',' ? end + 1 : NULL;
+  }
+}
+
+RM_API void rm_debug_pause(const char *name) {
+  pthread_once(&pause_once, pause_parse);
+  for (unsigned i = 0; i < pause_n; i++)
+    if (strcmp(pause_tab[i].name, name) == 0) {
+      rm_sleep_ns(pause_tab[i].us * 1000L);
+      return;
+    }
+  rm_debug_yield();
 }
 
 RM_API void rm_assert_fail(const char *file, int line, const char *cond, const char *fmt, ...) {

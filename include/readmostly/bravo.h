@@ -36,6 +36,23 @@
  *   their time: "first, do no harm".  Preference, fairness and write
  *   performance are those of A.
  *
+ *   Unlike Listing 1, the blocking and timed write locks never wait for fast
+ *   readers while they hold A: a writer that finds the bias on (or a
+ *   revocation unfinished) under A gives A back, revokes holding nothing,
+ *   and takes A again (the paper's section 7 names this change).  Readers
+ *   that arrive meanwhile take A's read lock instead of waiting for the
+ *   revocation, and a thread that holds a fast read lock and read-locks
+ *   again (the bias now off, so through A) is never stuck behind a writer
+ *   that waits for its first hold.  So BRAVO-A supports recursive read
+ *   locking exactly when A does: over a reader-preference A (glibc's
+ *   default kind, RM_FUTEXRW_READER_PREF_INITIALIZER) a thread may read-lock
+ *   a lock it read-holds while writers come and go; over a writer-preference
+ *   A such a read can wait for a queued writer, which waits for the first
+ *   hold: a deadlock, as with A alone.  While a writer revokes, the bias
+ *   stays off (the count in the bias word, below), so no new fast reader
+ *   can start behind it.  write_trylock still revokes under A, but never
+ *   waits there.
+ *
  *   One addition to the paper: the scan is not the whole cost of a
  *   revocation.  Readers that arrive meanwhile wait for A's write lock, and
  *   over a blocking A they park in the kernel, which costs several times the
@@ -130,23 +147,38 @@ extern RM_API struct rm_bravo_table rm_bravo_table;
  * The two fields BRAVO adds to A, placed first in every BRAVO lock.  The
  * address of this struct is what readers publish in the table.
  *
- *   rbias          | meaning
- *   ---------------+----------------------------------------------------
- *   0              | readers take A; a slow reader may set 1 once
- *                  | rm_ticks() >= inhibit_until
- *   1              | readers may publish themselves in the table
+ *   rbias (the bias word)
+ *   bit  0      RM_BRAVO_BIAS: readers may publish themselves in the table
+ *   bits 1-31   writers keeping the bias off (a count in units of
+ *               RM_BRAVO_REVOKER): each is revoking without holding A, or
+ *               (preload library) waiting for A with readers held out
  *
- * rbias is set only by readers holding A's read lock and cleared only by
- * writers holding A's write lock.  inhibit_until (rm_ticks() units) is
- * written only by writers holding A's write lock and read only by readers
- * holding A's read lock, so A orders it.
+ *   word        | meaning
+ *   ------------+-------------------------------------------------------
+ *   0           | readers take A; a slow reader may set RM_BRAVO_BIAS
+ *               | once rm_ticks() >= inhibit_until
+ *   BIAS        | readers may publish themselves in the table
+ *   count > 0   | readers take A, and no reader may set the bias
  *
- * revoke_pending is 1 after a try or timed write lock gave up revoking: the
- * bias is off, but fast readers admitted before it went off may still hold
- * slots, so the next writer must scan the table even though rbias == 0.
- * backoff is the exponent of the inhibit back-off (see rm_bravo_revoke_
- * slowpath and docs/bravo.md).  Both are written and read only by writers
- * holding A's write lock.
+ * The bias is set only by a slow reader holding A's read lock, with a CAS
+ * from the whole word being 0 (so never while a writer is counted), and
+ * cleared only by writers: under A's write lock, or by the read-modify-
+ * write that counts a writer in.  Since both are read-modify-writes of one
+ * word, a writer that counted itself in can be sure no fast read lock
+ * starts until it leaves.
+ *
+ * revoke_pending is 1 while fast holds may remain although the bias is
+ * off: a writer sets it before it clears the bias to revoke without A, and
+ * a try or timed revocation that gives up leaves it set.  A writer that
+ * completes a scan of the table while the bias stayed off from before the
+ * scan to its end (it holds A's write lock, so no slow reader can set the
+ * bias, or it is counted in) clears it.  So: a writer holding A that sees
+ * neither the bias nor revoke_pending knows that no fast read hold exists.
+ *
+ * inhibit_until (rm_ticks() units) and backoff (the exponent of the
+ * inhibit back-off, see docs/bravo.md) are written by writers that hold A's
+ * write lock and read by slow readers that hold A's read lock, so A orders
+ * them; the accesses are relaxed atomics all the same (see bravo.c).
  */
 struct rm_bravo_bias {
   uint32_t rbias;
@@ -155,9 +187,21 @@ struct rm_bravo_bias {
   uint64_t inhibit_until;
 };
 #define RM_BRAVO_BIAS_INITIALIZER {0, 0, 0, 0}
+#define RM_BRAVO_BIAS 1u
+#define RM_BRAVO_REVOKER 2u
 /* Largest inhibit back-off exponent: the window grows to at most
  * 2^RM_BRAVO_BACKOFF_MAX times N x (revocation time). */
 #define RM_BRAVO_BACKOFF_MAX 10
+
+/* Slot values: 0, a lock's bias address, and (preload library only) the
+ * bits described in "Slots that other threads' unlocks may mark" below. */
+#define RM_BRAVO_SLOT_NEST_ONE (1ull << 48)
+#define RM_BRAVO_SLOT_NEST_MASK (0x7FFFull << 48)
+#define RM_BRAVO_SLOT_RELEASED (1ull << 63)
+#define RM_BRAVO_SLOT_LOCK(v) ((uintptr_t)(v) & ~(uintptr_t)(RM_BRAVO_SLOT_NEST_MASK | RM_BRAVO_SLOT_RELEASED))
+RM_INLINE bool rm_bravo_slot_holds(uintptr_t v, const void *lock) {
+  return (v & ~(uintptr_t)RM_BRAVO_SLOT_NEST_MASK) == (uintptr_t)lock;
+}
 
 /* Why a read went to the slow path (or did not). */
 enum rm_bravo_path {
@@ -197,15 +241,37 @@ RM_API int rm_bravo_table_init_slowpath(void);
 RM_API int rm_bravo_table_private_init(struct rm_bravo_table *t, size_t slots);
 RM_API void rm_bravo_table_private_destroy(struct rm_bravo_table *t);
 /*
- * Revoke bias: called by a writer holding A's write lock when it saw
- * rbias == 1 or revoke_pending.  mode 0 waits as long as needed; mode 1
- * (try) returns EBUSY at once if a fast reader holds a slot; mode 2 (timed)
- * returns ETIMEDOUT when abstime passes.  On error rbias stays cleared,
- * revoke_pending is set (the next writer scans again) and the caller must
- * release A.
+ * Revoke bias under A: called by a writer holding A's write lock when it
+ * saw the bias or revoke_pending.  mode 0 waits as long as needed (only the
+ * preload library, which keeps recursive reads out of A itself, waits while
+ * holding A); mode 1 (try) returns EBUSY at once if a fast reader holds a
+ * slot; mode 2 (timed) returns ETIMEDOUT when abstime passes.  On error the
+ * bias stays off, revoke_pending is set (the next writer scans again) and
+ * the caller must release A.
  */
 RM_API int rm_bravo_revoke_slowpath(struct rm_bravo_bias *b, struct rm_bravo_table *t,
                                     int mode, int clk, const struct timespec *abstime);
+
+/*
+ * Revoke bias without holding A (the blocking and timed write locks of the
+ * generator).  rm_bravo_revoke_unlocked counts the writer in (the bias goes
+ * off and stays off), scans the table and waits until no slot holds the
+ * lock; mode RM_BRAVO_REVOKE_WAIT or RM_BRAVO_REVOKE_TIMED (ETIMEDOUT: the
+ * writer is counted out again and revoke_pending stays set).  On 0 the
+ * caller takes A's write lock and then calls rm_bravo_revoke_finish (sets
+ * the inhibit window, clears revoke_pending, counts the writer out), or,
+ * if A could not be taken, rm_bravo_revoke_abandon (counts it out).
+ */
+struct rm_bravo_revocation {
+  uint64_t start;   /* rm_ticks() when the scan began */
+  uint64_t end;     /* ... and when it found the table clear */
+};
+RM_API int rm_bravo_revoke_unlocked(struct rm_bravo_bias *b, struct rm_bravo_table *t, int mode,
+                                    int clk, const struct timespec *abstime,
+                                    struct rm_bravo_revocation *rv);
+RM_API void rm_bravo_revoke_finish(struct rm_bravo_bias *b, struct rm_bravo_table *t,
+                                   const struct rm_bravo_revocation *rv);
+RM_API void rm_bravo_revoke_abandon(struct rm_bravo_bias *b);
 RM_API void rm_bravo_stat_slowpath(int which, uint64_t v);
 RM_API RM_COLD void rm_bravo_bad_unlock(const void *lock, rm_token_t tok);
 
@@ -233,33 +299,63 @@ RM_INLINE uint32_t rm_bravo_hash(const void *lock, uintptr_t self) {
  *       and the writer's scan sees the slot and waits.  On x86-64 R1 is a
  *       LOCK CMPXCHG (a full fence) and R2 a plain load.
  *  (R0) reader: first load of rbias, acquire.  Pairs with (S1): a reader that
- *       sees rbias == 1 also sees the table allocated (slots, mask) and the
- *       data written by the writer before the slow reader that set rbias.
+ *       sees the bias also sees the table allocated (slots, mask) and the
+ *       data written by the writer before the slow reader that set it.
+ *       R0 and R2 test RM_BRAVO_BIAS only: "rbias == 1" below means that bit.
  *  (R3) reader unlock: store slot = 0, release.  Pairs with (W3): the
  *       writer that sees the slot empty also sees everything the reader did
  *       in its critical section as done (no write of the writer can be read
  *       by that reader).
- *  (S1) slow reader: store rbias = 1, release (see R0).
- *  (W1) writer: store rbias = 0, seq_cst; then a full fence.
+ *  (S1) slow reader: CAS rbias 0 -> BIAS, release (see R0).
+ *  (W1) writer: clear BIAS, seq_cst (a store under A, or the read-modify-
+ *       write that counts the writer in); then a full fence.
  *  (W2/W3) writer: scan loads, seq_cst (acquire on each).
  */
-RM_INLINE int rm_bravo_read_fast(struct rm_bravo_bias *b, struct rm_bravo_table *t,
-                                 rm_token_t *tok) {
-  if (!rm_atomic_load_acquire(&b->rbias)) /* (R0) */
+/* rm_bravo_read_fast_shared only (see "Slots that other threads' unlocks
+ * may mark" below): the reader backed out of a slot that an unlock of
+ * another thread had marked RM_BRAVO_SLOT_RELEASED; that unlock meant to
+ * release a real hold, and the caller must release one in its place. */
+#define RM_BRAVO_SLOW_RACED_MARKED 8
+
+RM_INLINE int rm_bravo_read_fast_body(struct rm_bravo_bias *b, struct rm_bravo_table *t,
+                                      rm_token_t *tok, const bool shared_slots) {
+  if (!(rm_atomic_load_acquire(&b->rbias) & RM_BRAVO_BIAS)) /* (R0) */
     return RM_BRAVO_SLOW_BIAS_OFF;
   uintptr_t *slot = &t->slots[rm_bravo_hash(b, rm_thread_identity()) & t->mask];
   uintptr_t expected = 0;
   RM_DEBUG_YIELD();
   if (!rm_atomic_cas_seq_cst(slot, &expected, (uintptr_t)b)) /* (R1) */
     return RM_BRAVO_SLOW_COLLISION;
-  RM_DEBUG_YIELD();
-  if (RM_LIKELY(rm_atomic_load_seq_cst(&b->rbias))) { /* (R2) */
+  RM_DEBUG_PAUSE("bravo.read.installed");
+  if (RM_LIKELY(rm_atomic_load_seq_cst(&b->rbias) & RM_BRAVO_BIAS)) { /* (R2) */
     *tok = (rm_token_t)slot;
     return RM_BRAVO_FAST;
   }
-  /* A writer revoked between R0 and R2: back out; we never held the lock. */
+  /* A writer revoked between R0 and R2: back out; we never held the lock.
+   * Release: nothing of ours to publish, but a writer that sees the slot
+   * empty must not see it empty "before" our CAS. */
+  if (!shared_slots) {
+    rm_atomic_store_release(slot, (uintptr_t)0);
+    return RM_BRAVO_SLOW_RACED;
+  }
+  /* Shared slots: another thread's unlock may have marked this slot as a
+   * hold it released.  A store would wipe the mark and lose that release;
+   * the CAS fails on it instead, and the caller passes the release on. */
+  expected = (uintptr_t)b;
+  if (RM_LIKELY(__atomic_compare_exchange_n(slot, &expected, (uintptr_t)0, false,
+                                            __ATOMIC_RELEASE, __ATOMIC_RELAXED)))
+    return RM_BRAVO_SLOW_RACED;
+  RM_ASSERT(expected == ((uintptr_t)b | RM_BRAVO_SLOT_RELEASED),
+            "slot %p changed under its owner: %#lx", (void *)slot, (unsigned long)expected);
   rm_atomic_store_release(slot, (uintptr_t)0);
-  return RM_BRAVO_SLOW_RACED;
+  return RM_BRAVO_SLOW_RACED_MARKED;
+}
+
+/* The fast read path of Listing 1 (lines 9-17): 0 (RM_BRAVO_FAST) with the
+ * slot in *tok, or why the caller must take A. */
+RM_INLINE int rm_bravo_read_fast(struct rm_bravo_bias *b, struct rm_bravo_table *t,
+                                 rm_token_t *tok) {
+  return rm_bravo_read_fast_body(b, t, tok, false);
 }
 
 /*
@@ -290,7 +386,7 @@ extern RM_API __thread struct rm_bravo_clock_skip rm_bravo_tls_skip
  * thread after the window ends (any other thread's slow read may bring it
  * back sooner); a bias that returns late costs speed, never correctness. */
 RM_INLINE void rm_bravo_read_slow_bias(struct rm_bravo_bias *b, struct rm_bravo_table *t) {
-  if (rm_atomic_load_relaxed(&b->rbias)) return;
+  if (rm_atomic_load_relaxed(&b->rbias)) return; /* on, or a writer keeps it off */
   /* Relaxed: written only under A's write lock, and we hold A's read lock,
    * so A orders it.  The skip state is this thread's own (no ordering). */
   uint64_t until = rm_atomic_load_relaxed(&b->inhibit_until);
@@ -308,7 +404,13 @@ RM_INLINE void rm_bravo_read_slow_bias(struct rm_bravo_bias *b, struct rm_bravo_
       rm_bravo_table_init_slowpath() != 0)
     return; /* no table: stay unbiased, the lock still works */
   RM_DEBUG_YIELD();
-  rm_atomic_store_release(&b->rbias, 1u); /* (S1) */
+  /* (S1) CAS from 0, release: fails while a writer is counted in (it
+   * keeps the bias off while it revokes without A).  Release: a fast
+   * reader that sees the bias (R0, acquire) sees the table and what the
+   * last writer did. */
+  uint32_t off = 0;
+  __atomic_compare_exchange_n(&b->rbias, &off, RM_BRAVO_BIAS, false, __ATOMIC_RELEASE,
+                              __ATOMIC_RELAXED);
 }
 RM_INLINE void rm_bravo_read_slow_done(struct rm_bravo_bias *b, struct rm_bravo_table *t,
                                        int why) {
@@ -334,32 +436,85 @@ RM_INLINE int rm_bravo_read_unlock_fast(struct rm_bravo_bias *b, rm_token_t tok)
   return 1;
 }
 
-/* After A's write lock is held: revoke if needed. mode as for revoke. */
+/* Count a writer in: the bias goes off and stays off until it counts out
+ * (a slow reader's CAS (S1) wants the whole word at 0).  revoke_pending is
+ * set first, since fast holds may remain; the RMW is a release, so a writer
+ * that sees its effect on the word (acquire) also sees revoke_pending.  The
+ * RMW is seq_cst: it is the revocation's W1 when the writer then scans. */
+RM_INLINE void rm_bravo_count_in(struct rm_bravo_bias *b) {
+  rm_atomic_store_relaxed(&b->revoke_pending, (uint16_t)1);
+  uint32_t w = rm_atomic_load_relaxed(&b->rbias);
+  while (!__atomic_compare_exchange_n(&b->rbias, &w, (w & ~RM_BRAVO_BIAS) + RM_BRAVO_REVOKER,
+                                      false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+  }
+}
+/* Count a writer out.  Release: what it did before (a scan that saw the
+ * readers leave, revoke_pending = 0) happens before a writer that reads
+ * the word with acquire. */
+RM_INLINE void rm_bravo_count_out(struct rm_bravo_bias *b) {
+  __atomic_fetch_sub(&b->rbias, RM_BRAVO_REVOKER, __ATOMIC_RELEASE);
+}
+
+/* After A's write lock is held: true when no fast read hold can exist
+ * (neither the bias nor an unfinished revocation), and the write is
+ * counted; false when the caller must revoke.  Acquire loads: a slow
+ * reader that set the bias released A before we acquired it, but a writer
+ * that finished a revocation without A (revoke_pending = 0, release)
+ * orders the readers' sections before ours only through these. */
+RM_INLINE bool rm_bravo_write_clear(struct rm_bravo_bias *b, struct rm_bravo_table *t) {
+  if (RM_UNLIKELY((rm_atomic_load_acquire(&b->rbias) & RM_BRAVO_BIAS) |
+                  rm_atomic_load_acquire(&b->revoke_pending)))
+    return false;
+  if (RM_UNLIKELY(t->stats_on)) rm_bravo_stat_slowpath(4, 1);
+  return true;
+}
+
+/* After A's write lock is held: revoke under A if needed (mode as for
+ * rm_bravo_revoke_slowpath).  The try-locks use it (they never wait), and
+ * the preload library. */
 RM_INLINE int rm_bravo_write_acquired(struct rm_bravo_bias *b, struct rm_bravo_table *t,
                                       int mode, int clk, const struct timespec *abstime) {
-  /* Relaxed: every slow reader that set rbias released A before we acquired
-   * it, so A's ordering makes its store visible here. */
-  if (RM_UNLIKELY(rm_atomic_load_relaxed(&b->rbias) | rm_atomic_load_relaxed(&b->revoke_pending)))
-    return rm_bravo_revoke_slowpath(b, t, mode, clk, abstime);
-  if (RM_UNLIKELY(t->stats_on)) rm_bravo_stat_slowpath(4, 1);
-  return 0;
+  if (RM_LIKELY(rm_bravo_write_clear(b, t))) return 0;
+  return rm_bravo_revoke_slowpath(b, t, mode, clk, abstime);
 }
 
 /*
- * Slot values.  A slot holds 0 or a lock address (below 2^48 on every
- * 64-bit Linux).  The preload library also uses the high bits of the slot
- * it owns: bits 48-62 count extra (recursive) read holds of the same thread,
- * and bit 63 marks a hold that another thread released (see docs/preload.md).
- * A writer waits while a slot, with the nesting bits masked off, equals its
- * lock; a marked slot never equals it.  The native API never sets them.
+ * ---- Slots that other threads' unlocks may mark -----------------------------
+ * pthread_rwlock_unlock lets any thread release a read hold (glibc only
+ * counts readers), so the preload library shares the slots of its fast
+ * holds with other threads' unlocks.  The native API never does; this is
+ * the whole contract, and the core paths that honour it:
+ *
+ *   slot bits   meaning
+ *   0-47        the lock's bias word address (below 2^48 on 64-bit Linux)
+ *   48-62       extra (recursive) holds of the slot's owner
+ *   63          RM_BRAVO_SLOT_RELEASED: another thread released this hold
+ *
+ *  1. Only the owner installs a lock (R1, CAS from 0), adds a nesting
+ *     level, and clears the slot; each of these is a CAS from the value it
+ *     expects, never a plain store, so a mark is never overwritten.
+ *  2. Another thread releases a hold with rm_bravo_release_foreign(): one
+ *     nesting level less, or the mark, by CAS.
+ *  3. Writers wait while rm_bravo_slot_holds(slot, lock): a marked slot is
+ *     never waited for.
+ *  4. A reader that backs out after a revocation (rm_bravo_read_fast_shared)
+ *     finds a mark when a releaser took its transient slot for a real
+ *     hold: it clears the slot and returns RM_BRAVO_SLOW_RACED_MARKED, and
+ *     the caller releases some other hold in its place, as the releaser
+ *     meant to.
+ *  5. The owner that finds its slot marked clears it and forgets the hold.
+ *  6. The fork handler clears every marked slot (bravo.c).
  */
-#define RM_BRAVO_SLOT_NEST_ONE (1ull << 48)
-#define RM_BRAVO_SLOT_NEST_MASK (0x7FFFull << 48)
-#define RM_BRAVO_SLOT_RELEASED (1ull << 63)
-#define RM_BRAVO_SLOT_LOCK(v) ((uintptr_t)(v) & ~(uintptr_t)(RM_BRAVO_SLOT_NEST_MASK | RM_BRAVO_SLOT_RELEASED))
-RM_INLINE bool rm_bravo_slot_holds(uintptr_t v, const void *lock) {
-  return (v & ~(uintptr_t)RM_BRAVO_SLOT_NEST_MASK) == (uintptr_t)lock;
+/* rm_bravo_read_fast with point 4 above. */
+RM_INLINE int rm_bravo_read_fast_shared(struct rm_bravo_bias *b, struct rm_bravo_table *t,
+                                        rm_token_t *tok) {
+  return rm_bravo_read_fast_body(b, t, tok, true);
 }
+/* Point 2: release one hold of b in some slot (a nesting level, or the hold
+ * itself, marked).  Release ordering, as the owner's unlock (R3).  true if
+ * a hold was found; skip (may be NULL) is a slot not to look at. */
+RM_API bool rm_bravo_release_foreign(struct rm_bravo_bias *b, struct rm_bravo_table *t,
+                                     const uintptr_t *skip);
 
 #define RM_BRAVO_REVOKE_WAIT 0
 #define RM_BRAVO_REVOKE_TRY 1
@@ -424,7 +579,18 @@ RM_INLINE bool rm_bravo_slot_holds(uintptr_t v, const void *lock) {
   RM_GEN_INLINE int NAME##_write_lock(NAME##_t *l) {                                    \
     int e = UPFX##_write_lock(&l->under);                                           \
     if (e) return e;                                                                \
-    return rm_bravo_write_acquired(&l->bias, TABLE(l), RM_BRAVO_REVOKE_WAIT, 0, NULL); \
+    if (RM_LIKELY(rm_bravo_write_clear(&l->bias, TABLE(l)))) return 0;              \
+    /* Revoke holding nothing (see DESCRIPTION), then take A again. */              \
+    UPFX##_write_unlock(&l->under);                                                 \
+    struct rm_bravo_revocation rv;                                                  \
+    rm_bravo_revoke_unlocked(&l->bias, TABLE(l), RM_BRAVO_REVOKE_WAIT, 0, NULL, &rv); \
+    e = UPFX##_write_lock(&l->under);                                               \
+    if (e) {                                                                        \
+      rm_bravo_revoke_abandon(&l->bias);                                            \
+      return e;                                                                     \
+    }                                                                               \
+    rm_bravo_revoke_finish(&l->bias, TABLE(l), &rv);                                \
+    return 0;                                                                       \
   }                                                                                 \
   RM_GEN_INLINE int NAME##_write_trylock(NAME##_t *l) {                                 \
     int e = UPFX##_write_trylock(&l->under);                                        \
@@ -456,9 +622,18 @@ RM_INLINE bool rm_bravo_slot_holds(uintptr_t v, const void *lock) {
                                        const struct timespec *abstime) {            \
     int e = UPFX##_write_timedlock(&l->under, clk, abstime);                        \
     if (e) return e;                                                                \
-    e = rm_bravo_write_acquired(&l->bias, TABLE(l), RM_BRAVO_REVOKE_TIMED, clk, abstime); \
-    if (e) UPFX##_write_unlock(&l->under);                                          \
-    return e;                                                                       \
+    if (RM_LIKELY(rm_bravo_write_clear(&l->bias, TABLE(l)))) return 0;              \
+    UPFX##_write_unlock(&l->under);                                                 \
+    struct rm_bravo_revocation rv;                                                  \
+    e = rm_bravo_revoke_unlocked(&l->bias, TABLE(l), RM_BRAVO_REVOKE_TIMED, clk, abstime, &rv); \
+    if (e) return e;                                                                \
+    e = UPFX##_write_timedlock(&l->under, clk, abstime);                            \
+    if (e) {                                                                        \
+      rm_bravo_revoke_abandon(&l->bias);                                            \
+      return e;                                                                     \
+    }                                                                               \
+    rm_bravo_revoke_finish(&l->bias, TABLE(l), &rv);                                \
+    return 0;                                                                       \
   }
 
 #define RM_BRAVO_DEFINE(NAME, UTYPE, UPFX)                                          \

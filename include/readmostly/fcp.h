@@ -45,6 +45,19 @@
  *   rate set with rm_fcp_auto_fence(); the preload library does so by
  *   default (docs/preload.md).
  *
+ *   If membarrier fails after registration succeeded (a seccomp filter
+ *   installed later returns EPERM), the process switches to fence mode for
+ *   good, with one line on stderr: readers fence from then on, and instead
+ *   of the barrier the switch waits, for each thread with a record, until
+ *   it has reported a version bumped after the switch, or the kernel shows
+ *   it has been switched out since (its context-switch counts in
+ *   /proc/self/task/<tid>/status moved, or it is not running): either way
+ *   its earlier stores are visible and its later sections fence.  A writer
+ *   never proceeds as if a barrier had run when none did.  A thread that
+ *   runs without pause outside the library and never reports delays that
+ *   one switch until the scheduler preempts it.  Transient failures
+ *   (ENOMEM) are retried.
+ *
  *   Records are allocated (128-byte aligned, never shared between threads) on
  *   a thread's first use of the domain, released when the thread exits
  *   (a record released while it holds an object passively gives that hold
@@ -101,6 +114,7 @@ struct rm_fcp_reader {
   struct rm_fcp_reader *tnext;    /* the owning thread's records */
   uint64_t owner;                 /* rm_thread_identity() of the owner */
   uint32_t stolen;                /* holds other threads released (releasers write, under BUSY) */
+  uint32_t tid;                   /* the owner's kernel thread id (see "membarrier fails") */
 } RM_ALIGNED;
 
 struct rm_fcp_domain {
@@ -220,6 +234,7 @@ RM_INLINE const void *rm_fcp_nested(const void *obj) {
 #define RM_FCP_SWITCHED 0x2u      /* rm_fcp_switch_to_fence() has begun: readers fence */
 #define RM_FCP_WRITERS_FENCE 0x4u /* ... and finished: writers need no membarrier */
 #define RM_FCP_MEMBARRIER 0x8u    /* membarrier is registered (set at first record claim) */
+#define RM_FCP_BARRIER_LOST 0x10u /* membarrier failed after registration: fence mode for good */
 extern RM_API uint32_t rm_fcp_mode;
 
 /* Readers skip the fence only when every writer will issue a membarrier.
@@ -250,7 +265,7 @@ RM_INLINE void rm_fcp_enter(struct rm_fcp_reader *r, const void *obj) {
  * of the RMW in rm_fcp_begin).  Release store: a writer that reads `seen`
  * with acquire also sees everything this thread did before.
  *
- * Called only while the record holds nothing passively.  When `seen`
+ * Called only while the record holds nothing passively (asserted).  When `seen`
  * already holds the current version (no writer since our last report, the
  * common case) the store is skipped: the store costs more than the test on
  * machines where stores to one line limit the read pair.  Skipping loses the
@@ -276,6 +291,11 @@ RM_INLINE void rm_fcp_enter(struct rm_fcp_reader *r, const void *obj) {
  * at most that timeout.  (A hold that rm_fcp_release_foreign() takes away
  * is not ended here: the releaser wakes the writers itself.) */
 RM_INLINE void rm_fcp_report(rm_fcp_domain_t *d, struct rm_fcp_reader *r) {
+  /* A report counts the record as done with every object of the version:
+   * made while it holds something, it would let a writer of that object in. */
+  RM_ASSERT(rm_atomic_load_relaxed(&r->passive) == NULL,
+            "record %p reports while it holds %p", (void *)r,
+            rm_atomic_load_relaxed(&r->passive));
   uint64_t v = rm_atomic_load_acquire(&d->version);
   if (RM_UNLIKELY(rm_atomic_load_relaxed(&r->seen) != v)) {
     rm_atomic_store_release(&r->seen, v);

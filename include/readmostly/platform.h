@@ -174,6 +174,9 @@ RM_INLINE void rm_cpu_relax(void) {
  * Polite waiting for conditions that may take long (a reader that was
  * preempted inside its critical section): spin with cpu_relax for a while,
  * then sched_yield(), then sleep with a doubling period capped at 1 ms.
+ * The sleep is a raw system call, not nanosleep(): lock calls must not be
+ * cancellation points (POSIX lists none of the rwlock calls; a deferred
+ * cancel acting inside one would unwind with the lock half taken).
  * Usage:
  *     rm_backoff_t b = RM_BACKOFF_INIT;
  *     while (!cond) rm_backoff_wait(&b);
@@ -303,12 +306,29 @@ RM_API bool rm_membarrier_available(void);
 RM_API int rm_membarrier(void);
 
 /* ---- debug yield --------------------------------------------------------- */
+/*
+ * RM_DEBUG_PAUSE(name) marks a named race point.  In the debug-yield build
+ * it pauses the calling thread for the time READMOSTLY_DEBUG_PAUSE gives
+ * that name ("name:microseconds[,name:microseconds...]", read once), or
+ * else yields at random like RM_DEBUG_YIELD(); in other builds it is
+ * nothing.  Tests use it to hold one thread inside a window (say, between a
+ * reader's CAS and its re-check) while others act, which makes an
+ * interleaving that is otherwise rare happen every time.  The pause is a
+ * raw system call: it is not a cancellation point either.
+ */
 RM_API void rm_debug_yield(void);
+RM_API void rm_debug_pause(const char *name);
 #ifdef READMOSTLY_DEBUG_YIELD
 #define RM_DEBUG_YIELD() rm_debug_yield()
+#define RM_DEBUG_PAUSE(name) rm_debug_pause(name)
 #else
 #define RM_DEBUG_YIELD() ((void)0)
+#define RM_DEBUG_PAUSE(name) ((void)0)
 #endif
+
+/* Sleep ns nanoseconds (CLOCK_MONOTONIC) without being a cancellation
+ * point: for waits inside lock calls. */
+RM_API void rm_sleep_ns(long ns);
 
 /* Debug assertions in inline code: active unless NDEBUG. */
 #ifdef NDEBUG
