@@ -496,6 +496,7 @@ RM_API bool rm_fcp_release_foreign(rm_fcp_domain_t *d, const void *obj,
         continue;
       }
       if (!rm_atomic_cas_acq_rel(&r->nest, &n, RM_FCP_NEST_BUSY)) continue;
+      RM_DEBUG_PAUSE("fcp.release_foreign.busy");
       /* Dekker with the owner's rm_fcp_unlock_own(): BUSY above, then our
        * read of `passive` (the CAS below); the owner stores NULL, then reads
        * `nest`, with no fence of its own while membarrier is registered:

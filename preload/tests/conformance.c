@@ -125,10 +125,11 @@ static void warm(pthread_rwlock_t *l) {
 
 /* Under the interposer's default (BRAVO) mode only: is the lock's reader
  * bias on?  A white-box look at bytes 0-3 of the pthread_rwlock_t, where
- * docs/preload.md puts BRAVO's RBias; glibc keeps a reader count there. */
+ * docs/preload.md puts BRAVO's bias word (bit 0: the bias; the bits above
+ * count writers keeping it off); glibc keeps a reader count there. */
 static int bravo_mode, prw_mode;
 static int bias_on(pthread_rwlock_t *l) {
-  return __atomic_load_n((const unsigned *)(const void *)l, __ATOMIC_RELAXED) != 0;
+  return (__atomic_load_n((const unsigned *)(const void *)l, __ATOMIC_RELAXED) & 1u) != 0;
 }
 
 /* A lock that is written turns to its underlying lock for a while (BRAVO's
@@ -503,6 +504,27 @@ static void test_foreign_unlock(void) {
     CHECK_ERR(pthread_rwlock_unlock(&g), 0);
     CHECK_ERR(pthread_rwlock_destroy(&g), 0);
   }
+  /* The holder write-locks after another thread released its read hold:
+   * nothing is held, so the write lock is granted (glibc counts; under the
+   * interposer the holder's dead fast hold must not look like its own read
+   * hold, which would be EDEADLK). */
+  for (int round = 0; round < 3; round++) {
+    pthread_rwlock_t g;
+    CHECK_ERR(pthread_rwlock_init(&g, NULL), 0);
+    warm(&g);
+    CHECK_ERR(pthread_rwlock_rdlock(&g), 0);
+    if (bravo_mode) CHECK(bias_on(&g)); /* a fast hold */
+    CHECK_ERR(in_thread(pthread_rwlock_unlock, &g), 0);
+    t = in_ms(CLOCK_MONOTONIC, 5000);
+    CHECK_ERR(round == 0   ? pthread_rwlock_wrlock(&g)
+              : round == 1 ? pthread_rwlock_clockwrlock(&g, CLOCK_MONOTONIC, &t)
+                           : pthread_rwlock_trywrlock(&g),
+              0);
+    CHECK_ERR(in_thread(rd_unlock_try, &g), EBUSY);
+    CHECK_ERR(pthread_rwlock_unlock(&g), 0);
+    CHECK_ERR(in_thread(trywr_unlock, &g), 0); /* nothing is held */
+    CHECK_ERR(pthread_rwlock_destroy(&g), 0);
+  }
   pthread_t r;
   warm(&fl);
   CHECK(pthread_create(&r, NULL, foreign_retaker, NULL) == 0);
@@ -676,6 +698,26 @@ static void test_cancel(void) {
     CHECK_ERR(pthread_rwlock_clockwrlock(&cl, CLOCK_MONOTONIC, &dl), 0);
     CHECK_ERR(pthread_rwlock_unlock(&cl), 0);
   }
+  /* A writer cancelled while it waits for a read hold: for the interposer,
+   * BRAVO's revocation waiting for our fast hold (its back-off sleeps once
+   * it has waited long) or prwlock's consensus waiting for our passive
+   * hold; for glibc, its futex wait. */
+  warm(&cl);
+  CHECK_ERR(pthread_rwlock_rdlock(&cl), 0);
+  if (bravo_mode) CHECK(bias_on(&cl));
+  __atomic_store_n(&cl_state, 0, __ATOMIC_RELAXED);
+  pthread_t t;
+  CHECK(pthread_create(&t, NULL, cl_reader, &cl) == 0);
+  while (__atomic_load_n(&cl_state, __ATOMIC_ACQUIRE) == 0) sleep_ms(1);
+  sleep_ms(100); /* the revocation has begun to sleep between its looks */
+  CHECK(pthread_cancel(t) == 0);
+  sleep_ms(50);
+  CHECK(__atomic_load_n(&cl_state, __ATOMIC_ACQUIRE) == 1); /* still waiting */
+  CHECK_ERR(pthread_rwlock_unlock(&cl), 0);
+  void *r;
+  CHECK(pthread_join(t, &r) == 0);
+  CHECK(r == PTHREAD_CANCELED && cl_state == 2);
+  CHECK_ERR(in_thread(trywr_unlock, &cl), 0); /* the cleanup released it */
 }
 
 static void test_pshared(void) {

@@ -5,11 +5,14 @@
  *  - a slot left by a reader that lost the race with a revoking writer (it
  *    held nothing) never blocks the lock in the child;
  *  - locks no one held are free and usable in the child;
+ *  - a slot whose lock was unmapped (freed while another thread held it
+ *    fast) is cleared without the fork handler touching the lock;
  *  - threads that took fast read locks and exited leave nothing behind. */
 #include "test.h"
 #include <readmostly/bravo_locks.h>
 #include <readmostly/thread.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,6 +24,11 @@ static rm_bravo_pft_t stale = RM_BRAVO_PFT_INITIALIZER;
 static rm_bravo_pthread_t unheld = RM_BRAVO_PTHREAD_INITIALIZER;
 
 static int other_state;
+/* A lock that another thread fast-read-holds and that is then unmapped
+ * (a program that ignored EBUSY and freed it): the fork handler must not
+ * touch its memory. */
+static rm_bravo_pft_t *doomed;
+static rm_token_t doomed_tok;
 
 static rm_token_t fast_read(rm_bravo_pft_t *l) {
   rm_token_t t = 0;
@@ -36,9 +44,12 @@ static rm_token_t fast_read(rm_bravo_pft_t *l) {
 static void other_thread(void *arg, int i) {
   (void)arg; (void)i;
   rm_token_t t = fast_read(&others);
+  doomed_tok = fast_read(doomed);
   __atomic_store_n(&other_state, 1, __ATOMIC_RELEASE);
   while (__atomic_load_n(&other_state, __ATOMIC_ACQUIRE) != 2) test_sleep_ms(1);
   CHECK_ERR(rm_bravo_pft_read_unlock(&others, t), 0);
+  /* The unlock touches only the slot, never the (unmapped) lock. */
+  CHECK_ERR(rm_bravo_pft_read_unlock(doomed, doomed_tok), 0);
 }
 
 static void short_lived(void *arg, int i) {
@@ -82,6 +93,10 @@ int main(void) {
   CHECK_ERR(rm_bravo_set_inhibit_multiplier(0), 0);
   CHECK_ERR(rm_bravo_futexrw_write_lock(&mine_write), 0);
 
+  doomed = (rm_bravo_pft_t *)mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+                                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  CHECK(doomed != MAP_FAILED);
+  CHECK_ERR(rm_bravo_pft_init(doomed), 0);
   pthread_t th;
   struct test_thread_arg_ oa = {other_thread, NULL, 0};
   CHECK_EQ(pthread_create(&th, NULL, test_thread_main_, &oa), 0);
@@ -101,6 +116,10 @@ int main(void) {
   CHECK_EQ(*slot, 0);
   stale.bias.rbias = 0;            /* a writer revoked ... */
   *slot = (uintptr_t)&stale.bias;  /* ... while the loser's slot was in */
+
+  uintptr_t *doomed_slot = (uintptr_t *)doomed_tok;
+  CHECK_EQ(*doomed_slot, (uintptr_t)doomed);
+  CHECK_EQ(munmap(doomed, 4096), 0);
 
   pid_t pid = fork();
   CHECK(pid >= 0);
@@ -132,6 +151,9 @@ int main(void) {
     CHILD_CHECK(stale.bias.rbias == 1);
     CHILD_CHECK(rm_bravo_pft_write_lock(&stale) == 0);
     CHILD_CHECK(rm_bravo_pft_write_unlock(&stale) == 0);
+    /* The unmapped lock's slot was cleared without reading the lock (its
+     * bias cannot be known; it cannot be taken any more anyway). */
+    CHILD_CHECK(*doomed_slot == 0);
     /* A lock no one held is free; threads work in the child. */
     struct timespec dl = test_deadline_ms(CLOCK_MONOTONIC, 1000);
     CHILD_CHECK(rm_bravo_pthread_write_timedlock(&unheld, CLOCK_MONOTONIC, &dl) == 0);
