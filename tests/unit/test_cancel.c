@@ -123,6 +123,10 @@ int main(int argc, char **argv) {
   for (const struct rm_rwlock_ops *const *p = rm_rwlock_ops_all(); *p; p++) {
     ops = *p;
     if (argc > 1 && strcmp(argv[1], ops->name) != 0) continue;
+    /* ThreadSanitizer's interceptors lose track of a glibc rwlock that a
+     * cancelled thread's cleanup handler unlocks (it then reports the next
+     * lock as a "double lock"); glibc's locks are checked without it. */
+    if (TEST_UNDER_TSAN && strstr(ops->name, "pthread")) continue;
     fprintf(stderr, "%s\n", ops->name);
     alarm(60);
     what = "writer behind a write hold";
