@@ -301,13 +301,14 @@ RM_INLINE uint32_t rm_bravo_hash(const void *lock, uintptr_t self) {
  *  (R0) reader: first load of rbias, acquire.  Pairs with (S1): a reader that
  *       sees the bias also sees the table allocated (slots, mask) and the
  *       data written by the writer before the slow reader that set it.
- *       R0 and R2 test RM_BRAVO_BIAS only: "rbias == 1" below means that bit.
+ *       R0 and R2 test RM_BRAVO_BIAS only; "rbias == 1" / "0" in these notes
+ *       mean that bit set / clear.
  *  (R3) reader unlock: store slot = 0, release.  Pairs with (W3): the
  *       writer that sees the slot empty also sees everything the reader did
  *       in its critical section as done (no write of the writer can be read
  *       by that reader).
  *  (S1) slow reader: CAS rbias 0 -> BIAS, release (see R0).
- *  (W1) writer: clear BIAS, seq_cst (a store under A, or the read-modify-
+ *  (W1) writer: clear BIAS, seq_cst (a fetch_and under A, or the read-modify-
  *       write that counts the writer in); then a full fence.
  *  (W2/W3) writer: scan loads, seq_cst (acquire on each).
  */
