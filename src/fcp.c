@@ -149,44 +149,62 @@ static bool barrier(void) {
   }
 }
 
-/* The thread's state and context-switch count, from /proc.  false if
- * unreadable. */
-static bool thread_sched(uint32_t tid, char *state, uint64_t *switches) {
+/* The thread's state and context-switch count, from /proc.  SCHED_OK;
+ * SCHED_GONE: the thread no longer exists (it passed its last barrier);
+ * SCHED_UNKNOWN: /proc cannot tell. */
+enum { SCHED_OK, SCHED_GONE, SCHED_UNKNOWN };
+static int thread_sched(uint32_t tid, char *state, uint64_t *switches) {
   char path[64], buf[2048];
+  if (!tid) return SCHED_UNKNOWN;
   snprintf(path, sizeof path, "/proc/self/task/%u/status", tid);
   long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
+  if (fd < 0) {
+    uint32_t me = (uint32_t)gettid();
+    return errno == ENOENT && me != tid && thread_sched(me, state, switches) == SCHED_OK
+               ? SCHED_GONE /* /proc works, the thread is not there */
+               : SCHED_UNKNOWN;
+  }
   long n = syscall(SYS_read, (int)fd, buf, sizeof buf - 1);
   syscall(SYS_close, (int)fd);
-  if (n <= 0) return false;
+  if (n <= 0) return SCHED_UNKNOWN;
   buf[n] = '\0';
   const char *st = strstr(buf, "\nState:\t");
   const char *vol = strstr(buf, "\nvoluntary_ctxt_switches:");
   const char *inv = strstr(buf, "\nnonvoluntary_ctxt_switches:");
-  if (!st || !vol || !inv) return false;
+  if (!st || !vol || !inv) return SCHED_UNKNOWN;
   *state = st[8];
   *switches = strtoull(strchr(vol, ':') + 1, NULL, 10) + strtoull(strchr(inv, ':') + 1, NULL, 10);
-  return true;
+  return st[8] == 'Z' || st[8] == 'X' ? SCHED_GONE : SCHED_OK;
+}
+
+/* Has the owner of r passed a full barrier since *sw0 was read (sched:
+ * what thread_sched said then)?  True also when it exited (an orphan's
+ * owner is 0) or the record is free. */
+static bool passed_barrier(const struct rm_fcp_reader *r, uint32_t tid, int sched, uint64_t sw0) {
+  if (!rm_atomic_load_acquire(&r->in_use) || rm_atomic_load_acquire(&r->owner) == 0) return true;
+  if (sched == SCHED_GONE) return true;
+  if (sched != SCHED_OK) return false;
+  char st;
+  uint64_t sw;
+  int now = thread_sched(tid, &st, &sw);
+  return now == SCHED_GONE || (now == SCHED_OK && (st != 'R' || sw != sw0));
 }
 
 static void barrier_by_threads(void) {
+  uint64_t self = (uint64_t)rm_thread_identity();
   pthread_mutex_lock(&domains_lock);
   for (struct rm_fcp_domain *d = domains; d; d = d->dnext) {
     /* A version after the switch (seq_cst: after the mode RMW). */
     uint64_t vs = rm_atomic_fetch_add_seq_cst(&d->version, (uint64_t)1) + 1;
     for (struct rm_fcp_reader *r = rm_atomic_load_acquire(&d->head); r; r = r->next) {
+      if (rm_atomic_load_relaxed(&r->owner) == self) continue; /* program order */
       uint32_t tid = rm_atomic_load_relaxed(&r->tid);
       char st;
-      uint64_t sw0 = 0, sw;
-      bool proc = tid && thread_sched(tid, &st, &sw0);
+      uint64_t sw0 = 0;
+      int sched = thread_sched(tid, &st, &sw0);
       rm_backoff_t b = RM_BACKOFF_INIT;
-      for (;;) {
-        if (!rm_atomic_load_acquire(&r->in_use) || rm_atomic_load_acquire(&r->seen) >= vs ||
-            rm_atomic_load_relaxed(&r->owner) == (uint64_t)rm_thread_identity())
-          break;
-        if (proc && thread_sched(tid, &st, &sw) && (st != 'R' || sw != sw0)) break;
+      while (rm_atomic_load_acquire(&r->seen) < vs && !passed_barrier(r, tid, sched, sw0))
         rm_backoff_wait(&b);
-      }
     }
   }
   pthread_mutex_unlock(&domains_lock);
@@ -455,24 +473,22 @@ RM_API bool rm_fcp_nest_drop(struct rm_fcp_reader *r, const void *obj) {
   }
 }
 
-/* Wait until the owner of r has been switched out since the call (or is
- * gone, or /proc cannot tell).  See barrier_by_threads. */
+/* Wait until the owner of r has passed a full barrier since the call (or
+ * is gone).  See barrier_by_threads. */
 static void thread_barrier(const struct rm_fcp_reader *r) {
   uint32_t tid = rm_atomic_load_relaxed(&r->tid);
   char st;
-  uint64_t sw0, sw;
-  if (!tid || !thread_sched(tid, &st, &sw0)) {
+  uint64_t sw0 = 0;
+  int sched = thread_sched(tid, &st, &sw0);
+  if (sched == SCHED_UNKNOWN && rm_atomic_load_acquire(&r->owner) != 0) {
     /* Neither membarrier nor /proc: the one place that falls back on the
      * bounded staleness the paper's fast path assumes (a store reaches
      * other CPUs within far less than a millisecond on every machine). */
     rm_sleep_ns(1000000);
-    rm_fence_store_load();
-    return;
+  } else {
+    rm_backoff_t b = RM_BACKOFF_INIT;
+    while (!passed_barrier(r, tid, sched, sw0)) rm_backoff_wait(&b);
   }
-  rm_backoff_t b = RM_BACKOFF_INIT;
-  while (rm_atomic_load_acquire(&r->in_use) && thread_sched(tid, &st, &sw) && st == 'R' &&
-         sw == sw0)
-    rm_backoff_wait(&b);
   rm_fence_store_load();
 }
 
