@@ -11,8 +11,20 @@
  *    that is still retired (no hazard pointer is left behind). */
 #include "test.h"
 #include "../../bench/sets/harris.h"
+#include "../../bench/sets/rcu_set.h"
+#ifdef RM_TEST_HAVE_URCU
+#include <urcu/urcu-memb.h>
+RM_RCU_SET_DEFINE(rm_set_urcu, "urcu-set", urcu_memb_read_lock, urcu_memb_read_unlock,
+                  urcu_memb_synchronize_rcu, urcu_memb_register_thread,
+                  urcu_memb_unregister_thread)
+#endif
 
-static const struct rm_set_ops *const all[] = {&rm_set_harris, &rm_set_harris_hp};
+static const struct rm_set_ops *const all[] = {
+    &rm_set_harris, &rm_set_harris_hp,
+#ifdef RM_TEST_HAVE_URCU
+    &rm_set_urcu, /* liburcu-memb (not built for ThreadSanitizer: skipped under it) */
+#endif
+};
 #define NALL (sizeof all / sizeof all[0])
 
 static const struct rm_set_ops *ops;
@@ -121,6 +133,7 @@ static void concurrent(size_t buckets) {
 int main(void) {
   for (size_t i = 0; i < NALL; i++) {
     ops = all[i];
+    if (TEST_UNDER_TSAN && strncmp(ops->name, "urcu", 4) == 0) continue;
     fprintf(stderr, "%s\n", ops->name);
     sequential(1);
     sequential(64);
