@@ -34,7 +34,11 @@
  *       loading the hazard pointers either sees the hazard or, if the
  *       reader's store came later in the seq_cst order, the reader's
  *       re-load follows the unlink and sees it, and the reader retries.
- *  (H2) scanner: full fence, then load every hazard pointer.
+ *  (H2) scanner: full fence, then load every hazard pointer (acquire).
+ *  (H3) reader: every store to a hazard pointer (a new node, or NULL at the
+ *       end) is a release, pairing with H2's acquire loads: a scanner that
+ *       no longer sees a node named frees it after the reader's last read
+ *       of it (the order H1 argues for, in a form ThreadSanitizer checks).
  *  (L1) insert and unlink: CAS of a `next`, seq_cst (release: the new
  *       node's fields are visible to whoever loads the pointer with acquire).
  *  (L2) traversal: acquire loads of `next` (the node's key and next are
@@ -81,10 +85,13 @@ static inline size_t hm_bucket(const struct hm_set *s, uint64_t key) {
   return s->buckets == 1 ? 0 : (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) % s->buckets;
 }
 
-/* (H1) */
+/* (H1).  A release store, though the fence already orders it: when it
+ * replaces a hazard pointer to an older node, a scanner that reads it (or
+ * anything later) with acquire knows this thread's reads of the older node
+ * are over (H3). */
 RM_INLINE void hm_protect(struct hm_rec *h, int i, void *p, const bool hp) {
   if (!hp) return;
-  rm_atomic_store_relaxed(&h->hp[i], p);
+  rm_atomic_store_release(&h->hp[i], p);
   rm_fence_store_load();
 }
 
