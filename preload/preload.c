@@ -366,10 +366,9 @@ __attribute__((constructor(110))) static void pl_ctor(void) {
 /* ---- the lock ---------------------------------------------------------------- */
 
 static int pl_check_timeout(clockid_t clk, const struct timespec *abs) {
-  /* glibc 2.36 validates clock and timeout before trying the lock. */
-  if (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC) return EINVAL;
-  if (!abs || abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000L) return EINVAL;
-  return 0;
+  /* glibc 2.36 validates clock and timeout before trying the lock; so does
+   * every readmostly timed lock, with this same check. */
+  return rm_timeout_check((int)clk, abs);
 }
 
 /* futexrw's read and write lock by mode (0 block, 1 try, 2 timed). */
