@@ -73,10 +73,9 @@
  *   than the writer is not detected.
  *   rm_ba_read_unlock is not checked and returns 0: a check needs rin next
  *   to rout and a CAS loop in place of the one fetch_add, which took the
- *   read pair from 10 to 17 instructions (callgrind) and cost about a fifth
- *   of the read acquisitions per second of two readers in our measurement
- *   (docs/locks.md).  A read unlock without a read hold corrupts the
- *   count, and writers then wait for ever.
+ *   read pair from 10 to 17 instructions (callgrind; docs/locks.md), and BA
+ *   is the baseline BRAVO is measured against.  A read unlock without a
+ *   read hold corrupts the count, and writers then wait for ever.
  *
  * FOOTPRINT
  *   40 bytes on LP64 (rin, rout, two writer-queue pointers and two reader
