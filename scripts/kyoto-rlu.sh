@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Kyoto Cabinet's CacheDB, stock and on RLU: the RLU paper's Figure 12.
+#
+#   scripts/kyoto-rlu.sh [--quick] [--threads 1,2,4] [--impls stock,preload,...]
+#
+# Downloads Kyoto Cabinet 1.2.79 from Debian (the orig tarball, checked
+# against the sha256 in Debian's kyotocabinet_1.2.79-2.dsc; nothing of it
+# enters the repository), builds it twice in WORK (default build-kyoto,
+# cached): as released ("stock"), and with patches/kyoto-rlu.patch applied,
+# in which CacheDB's record operations run as RLU sections with the per-slot
+# locks serializing writers instead of the global reader-writer lock
+# (docs/rlu.md, "Kyoto Cabinet").  Kyoto's own test program kccachetest
+# (order, queue, wicked, tran) must pass on every build it runs.  Then runs
+# bench/kyoto/kcbench.cc (random set, add, remove and get, 2 % and 10 %
+# mutations) for each implementation:
+#   stock            as released
+#   preload          stock under libreadmostly-preload.so (BRAVO)
+#   preload-prwlock  the same with READMOSTLY_RWLOCK=prwlock
+#   rlu              the RLU build
+# and prints the rows on stdout, in readmostly-bench's CSV, header first,
+# after '#' lines describing the machine.  --quick: a run of a few minutes
+# (after the builds).  Exits non-zero if a build, a kccachetest or a
+# benchmark run fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+WORK=${WORK:-$ROOT/build-kyoto}
+QUICK=0
+THREADS=1,2,4
+IMPLS=stock,preload,preload-prwlock,rlu
+while [ $# -gt 0 ]; do
+  case $1 in
+  --quick) QUICK=1 ;;
+  --threads) THREADS=$2; shift ;;
+  --impls) IMPLS=$2; shift ;;
+  *) echo "kyoto-rlu.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+if [ "$QUICK" = 1 ]; then RECORDS=100000 DURATION=0.5 REPS=1; else RECORDS=500000 DURATION=2 REPS=3; fi
+log() { echo "kyoto-rlu: $*" >&2; }
+
+need=()
+command -v g++ >/dev/null || need+=(g++)
+command -v make >/dev/null || need+=(make)
+command -v curl >/dev/null || need+=(curl)
+command -v cmake >/dev/null || need+=(cmake)
+[ -e /usr/include/zlib.h ] || need+=(zlib1g-dev)
+if [ ${#need[@]} -gt 0 ]; then
+  log "installing ${need[*]}"
+  if [ "$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >&2
+  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >&2; fi
+fi
+
+mkdir -p "$WORK"
+SRC_URL=http://deb.debian.org/debian/pool/main/k/kyotocabinet/kyotocabinet_1.2.79.orig.tar.gz
+SRC_SHA=67fb1da4ae2a86f15bb9305f26caa1a7c0c27d525464c71fd732660a95ae3e1d
+TGZ=$WORK/kyotocabinet_1.2.79.orig.tar.gz
+if [ ! -f "$TGZ" ] || ! echo "$SRC_SHA  $TGZ" | sha256sum -c --quiet - 2>/dev/null; then
+  log "downloading Kyoto Cabinet 1.2.79"
+  curl -fsSL -o "$TGZ" "$SRC_URL"
+  echo "$SRC_SHA  $TGZ" | sha256sum -c --quiet - || { log "checksum mismatch for $TGZ"; exit 1; }
+fi
+
+# readmostly itself (Release): the preload library and the static library
+# the RLU build links.
+RM=$WORK/readmostly
+cmake -S "$ROOT" -B "$RM" -DCMAKE_BUILD_TYPE=Release -DREADMOSTLY_BUILD_BENCH=OFF -DBUILD_TESTING=OFF >/dev/null
+cmake --build "$RM" -j"$(nproc)" --target readmostly-preload readmostly_static >/dev/null
+PRELOAD=$RM/preload/libreadmostly-preload.so
+
+# build VARIANT [PATCH]: Kyoto in $WORK/VARIANT, cached by a stamp that
+# names the patch's checksum.
+build() {
+  local v=$1 patch=${2:-} dir=$WORK/$1 stamp sum=none
+  [ -n "$patch" ] && sum=$(sha256sum "$patch" | cut -d' ' -f1)
+  stamp="$dir/.built-$sum-$(sha256sum "$ROOT/bench/kyoto/kcbench.cc" | cut -c1-16)"
+  if [ -f "$stamp" ]; then echo "$dir/kyotocabinet-1.2.79"; return; fi
+  log "building $v"
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  tar xzf "$TGZ" -C "$dir"
+  local k=$dir/kyotocabinet-1.2.79 extra_cpp="" extra_libs=""
+  if [ -n "$patch" ]; then
+    (cd "$k" && patch -p1 --quiet < "$patch")
+    extra_cpp="-I$ROOT/include"
+    extra_libs="$RM/src/libreadmostly.a -lpthread"
+  fi
+  (cd "$k" && CPPFLAGS="$extra_cpp" LIBS="$extra_libs" ./configure --disable-lzo --disable-lzma >"$dir/configure.log" 2>&1 &&
+    make -j"$(nproc)" libkyotocabinet.so kccachetest >"$dir/make.log" 2>&1) ||
+    { log "build of $v failed (see $dir/*.log)"; exit 1; }
+  g++ -O2 -std=c++17 $extra_cpp -I"$k" "$ROOT/bench/kyoto/kcbench.cc" -o "$dir/kcbench" -L"$k" \
+    -lkyotocabinet $extra_libs -lz -lpthread -Wl,-rpath,"$k" ||
+    { log "kcbench for $v failed to build"; exit 1; }
+  touch "$stamp"
+  echo "$k"
+}
+
+# Kyoto's own test program on a build: every mode must exit 0.
+kctest() {
+  local k=$1 v=$2 n=20000
+  [ "$QUICK" = 1 ] || n=100000
+  for t in "order -th 4 $n" "queue -th 4 -it 4 $n" "wicked -th 4 -it 4 $n" "tran -th 4 -it 4 $n"; do
+    # shellcheck disable=SC2086
+    if ! (cd "$k" && LD_LIBRARY_PATH=$k ./kccachetest $t >"$WORK/kccachetest-$v.log" 2>&1); then
+      log "kccachetest $t FAILED on $v (see $WORK/kccachetest-$v.log)"
+      exit 1
+    fi
+  done
+  log "kccachetest order, queue, wicked and tran pass on $v"
+}
+
+STOCK=$(build stock)
+RLU_PATCH=$ROOT/patches/kyoto-rlu.patch
+RLUK=""
+case ",$IMPLS," in *,rlu,*)
+  if [ -f "$RLU_PATCH" ]; then RLUK=$(build rlu "$RLU_PATCH")
+  else log "no $RLU_PATCH: the rlu rows are left out"; fi ;;
+esac
+kctest "$STOCK" stock
+[ -n "$RLUK" ] && kctest "$RLUK" rlu
+
+echo "# kyoto-rlu.sh: Kyoto Cabinet 1.2.79 CacheDB, RLU paper Fig. 12 workload"
+echo "# machine: $(uname -srm), $(nproc) CPUs, $(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo)"
+echo "# records $RECORDS (keys from $((2 * RECORDS))), duration ${DURATION}s, reps $REPS, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+echo "experiment,impl,threads,param,rep,metric,value,unit"
+for impl in ${IMPLS//,/ }; do
+  args=(--impl "$impl" --threads "$THREADS" --mutations 2,10 --records "$RECORDS" --duration "$DURATION" --reps "$REPS")
+  case $impl in
+  stock) "$WORK/stock/kcbench" "${args[@]}" ;;
+  preload) LD_PRELOAD=$PRELOAD "$WORK/stock/kcbench" "${args[@]}" ;;
+  preload-prwlock) LD_PRELOAD=$PRELOAD READMOSTLY_RWLOCK=prwlock "$WORK/stock/kcbench" "${args[@]}" ;;
+  rlu) [ -n "$RLUK" ] && "$WORK/rlu/kcbench" "${args[@]}" ;;
+  *) log "unknown implementation $impl"; exit 2 ;;
+  esac
+done
