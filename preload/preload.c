@@ -40,6 +40,8 @@
 #include <readmostly/fcp.h>
 #include <readmostly/futexrw.h>
 
+#include "../src/env.h" /* the library's reader of READMOSTLY_* variables */
+
 #define PL_EXPORT __attribute__((visibility("default")))
 /* Thread-local state in the initial-exec model: a plain %fs-relative access
  * instead of a __tls_get_addr call per lock operation (which cost ~2% of
@@ -116,14 +118,9 @@ static void pl_resolve_real(void) {
  * library may lock before ours runs).  Racing first calls compute the same
  * answer. */
 static RM_NOINLINE int pl_mode_init(void) {
-  const char *v = getenv("READMOSTLY_RWLOCK");
-  int m = PL_BRAVO;
-  if (v && *v) {
-    if (strcmp(v, "passthrough") == 0) m = PL_PASSTHROUGH;
-    else if (strcmp(v, "prwlock") == 0) m = PL_PRWLOCK;
-    else if (strcmp(v, "bravo") != 0)
-      fprintf(stderr, "readmostly-preload: unknown READMOSTLY_RWLOCK=%s, using bravo\n", v);
-  }
+  /* In the order of PL_BRAVO, PL_PASSTHROUGH, PL_PRWLOCK (1, 2, 3). */
+  static const char *const modes[] = {"bravo", "passthrough", "prwlock", NULL};
+  int m = 1 + rm_env_choice("READMOSTLY_RWLOCK", modes, 0);
   /* Before any record exists: a thread that exits holding a read lock keeps
    * it, as with glibc. */
   if (m == PL_PRWLOCK) {
@@ -131,10 +128,7 @@ static RM_NOINLINE int pl_mode_init(void) {
     /* Programs keep threads that hold a record but rarely report (idle
      * pools, threads busy elsewhere); when writers need a membarrier more
      * often than this, readers start fencing instead (docs/preload.md). */
-    unsigned rate = 1000;
-    const char *f = getenv("READMOSTLY_PRWLOCK_FENCE_AT");
-    if (f && *f) rate = (unsigned)strtoul(f, NULL, 10);
-    rm_fcp_auto_fence(rate);
+    rm_fcp_auto_fence((unsigned)rm_env_int("READMOSTLY_PRWLOCK_FENCE_AT", 0, 1000000000, 1000));
   }
   if (m == PL_PASSTHROUGH) {
     pl_resolve_real();
@@ -277,6 +271,11 @@ static int pl_stat_cmp(const void *a, const void *b) {
 
 static void pl_stats_print(void) {
   if (!pl_stats) return;
+  if (pl_mode() == PL_PASSTHROUGH) { /* glibc's locks: nothing was counted */
+    fprintf(stderr, "readmostly-preload: impl=passthrough pid=%d: glibc's locks, no statistics\n",
+            (int)getpid());
+    return;
+  }
   struct pl_stat *copy = (struct pl_stat *)malloc(sizeof(struct pl_stat) * (PL_STAT_SLOTS + 1));
   if (!copy) return;
   size_t n = 0;
@@ -351,8 +350,7 @@ static void pl_stats_print(void) {
 __attribute__((constructor(110))) static void pl_ctor(void) {
   if (pthread_key_create(&pl_key, pl_heap_free) == 0) pl_key_ok = 1;
   pthread_atfork(NULL, NULL, pl_atfork_child);
-  const char *s = getenv("READMOSTLY_STATS");
-  if (s && *s && strcmp(s, "0") != 0) {
+  if (rm_env_flag("READMOSTLY_STATS")) {
     pl_stats = (struct pl_stat *)calloc(PL_STAT_SLOTS, sizeof *pl_stats);
     rm_bravo_stats_enable(pl_stats != NULL);
     if (pl_stats) atexit(pl_stats_print);
@@ -366,10 +364,9 @@ __attribute__((constructor(110))) static void pl_ctor(void) {
 /* ---- the lock ---------------------------------------------------------------- */
 
 static int pl_check_timeout(clockid_t clk, const struct timespec *abs) {
-  /* glibc 2.36 validates clock and timeout before trying the lock. */
-  if (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC) return EINVAL;
-  if (!abs || abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000L) return EINVAL;
-  return 0;
+  /* glibc 2.36 validates clock and timeout before trying the lock; so does
+   * every readmostly timed lock, with this same check. */
+  return rm_timeout_check((int)clk, abs);
 }
 
 /* futexrw's read and write lock by mode (0 block, 1 try, 2 timed). */

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build readmostly (RelWithDebInfo: optimised, assertions on) and run every
-# test: unit contracts, torture tests with an oracle, benchmark smoke tests.
+# test: unit contracts, torture tests with an oracle, benchmark smoke tests,
+# and the README's programs against an installed copy (label install).
 #   scripts/test.sh                 all tests (about 2-4 minutes on 2 cores)
 #   BUILD_DIR=dir scripts/test.sh   another build directory
 #   CTEST_ARGS="-L stress" scripts/test.sh   a subset
@@ -13,6 +14,7 @@ need=()
 command -v cmake >/dev/null || need+=(cmake)
 command -v cc >/dev/null || need+=(gcc)
 command -v c++ >/dev/null || need+=(g++)
+command -v pkg-config >/dev/null || need+=(pkgconf) # the install test builds through it
 if [ ${#need[@]} -gt 0 ]; then
   echo "test.sh: installing ${need[*]}"
   if [ "$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"

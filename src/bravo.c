@@ -28,6 +28,8 @@
 #include <readmostly/bravo.h>
 #include <readmostly/thread.h>
 
+#include "env.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -51,16 +53,10 @@ static size_t pow2_at_least(size_t n) {
 }
 
 static size_t default_slots(void) {
-  const char *env = getenv("READMOSTLY_BRAVO_TABLE_SLOTS");
-  if (env && *env) {
-    char *end;
-    unsigned long v = strtoul(env, &end, 0);
-    if (*end == '\0' && v >= 1 && v <= (1ul << 24)) return pow2_at_least(v);
-    fprintf(stderr, "readmostly: ignoring READMOSTLY_BRAVO_TABLE_SLOTS=%s "
-                    "(want 1..16777216)\n", env);
-  }
   size_t want = (size_t)rm_cpu_count() * 32u;
-  return pow2_at_least(want < 4096 ? 4096 : want);
+  /* 1 to 2^24 slots, rounded up to a power of two (src/env.h says so). */
+  return rm_env_pow2("READMOSTLY_BRAVO_TABLE_SLOTS", 1, (size_t)1 << 24,
+                     pow2_at_least(want < 4096 ? 4096 : want));
 }
 
 /* Map a zeroed table on its own pages: explicit huge pages when reserved,
@@ -71,7 +67,7 @@ static uintptr_t *map_table(size_t slots, size_t *bytes, int *huge) {
   size_t huge_len = (len + (2u << 20) - 1) & ~((size_t)(2u << 20) - 1);
   void *p = MAP_FAILED;
 #ifdef MAP_HUGETLB
-  if (len >= (64u << 10) || getenv("READMOSTLY_BRAVO_HUGETLB")) {
+  if (len >= (64u << 10) || rm_env_flag("READMOSTLY_BRAVO_HUGETLB")) {
     p = mmap(NULL, huge_len, PROT_READ | PROT_WRITE,
              MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
     if (p != MAP_FAILED) {
@@ -422,13 +418,7 @@ static void bravo_fork_child(void) {
 __attribute__((constructor(103))) static void bravo_ctor(void) {
   static const struct rm_thread_hooks hooks = {NULL, bravo_fork_child};
   rm_thread_add_hooks(&hooks);
-  const char *n = getenv("READMOSTLY_BRAVO_N");
-  if (n && *n) {
-    char *end;
-    unsigned long v = strtoul(n, &end, 10);
-    if (*end == '\0' && v <= 1000000ul) rm_bravo_table.n = (uint32_t)v;
-    else fprintf(stderr, "readmostly: ignoring READMOSTLY_BRAVO_N=%s\n", n);
-  }
-  const char *s = getenv("READMOSTLY_STATS");
-  if (s && *s && strcmp(s, "0") != 0) rm_bravo_stats_enable(true);
+  /* The range of rm_bravo_set_inhibit_multiplier(); messages: src/env.h. */
+  rm_bravo_table.n = (uint32_t)rm_env_int("READMOSTLY_BRAVO_N", 0, 1000000, 9);
+  if (rm_env_flag("READMOSTLY_STATS")) rm_bravo_stats_enable(true);
 }

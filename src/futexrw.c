@@ -195,7 +195,12 @@ RM_API int rm_futexrw_write_unlock_slowpath(rm_futexrw_t *l) {
   uint64_t s = rm_atomic_load_relaxed(&l->state), n;
   bool wake_r;
   do {
-    RM_ASSERT(s & RM_FUTEXRW_WRITER, "write unlock of %p, which is not write-held", (void *)l);
+    /* The inline half saw WRITER; only a racing unlock of another thread
+     * (misuse) can have cleared it since. */
+    if (RM_UNLIKELY(!(s & RM_FUTEXRW_WRITER))) {
+      RM_ASSERT(0, "write unlock of %p, which is not write-held", (void *)l);
+      return EPERM;
+    }
     n = s & ~RM_FUTEXRW_WRITER;
     wake_r = false;
     if ((n & RM_FUTEXRW_RPARKED) &&

@@ -84,7 +84,13 @@ RM_API int rm_percpu_write_trylock(rm_percpu_t *l) {
 RM_API int rm_percpu_write_unlock(rm_percpu_t *l) {
   rm_percpu_sub_t *subs = rm_atomic_load_relaxed(&l->subs); /* set: we hold it */
   unsigned n = rm_atomic_load_relaxed(&l->n);
-  RM_ASSERT(subs != NULL, "rm_percpu_write_unlock(%p): the lock was never taken", (void *)l);
+  /* A writer holds every sub-lock; if the first has no writer (PRES clear,
+   * our own bit while we hold it), nobody write-holds the lock: change
+   * nothing rather than release sub-locks we do not hold. */
+  if (RM_UNLIKELY(subs == NULL || !(rm_atomic_load_relaxed(&subs[0].ba.rin) & RM_BA_PRES))) {
+    RM_ASSERT(0, "rm_percpu_write_unlock(%p): the lock is not write-held", (void *)l);
+    return EPERM;
+  }
   /* Reverse order. */
   for (unsigned i = n; i-- > 0;) rm_ba_write_unlock(&subs[i].ba);
   return 0;

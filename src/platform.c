@@ -5,6 +5,8 @@
 #define _GNU_SOURCE
 #include <readmostly/platform.h>
 
+#include "env.h"
+
 #include <errno.h>
 #include <linux/futex.h>
 #include <linux/membarrier.h>
@@ -26,10 +28,6 @@ RM_API uint32_t rm_tsan_fence_word; /* used by rm_fence_store_load() under TSan 
 
 static pthread_once_t platform_once = PTHREAD_ONCE_INIT;
 
-static bool env_flag(const char *name) {
-  const char *v = getenv(name);
-  return v && *v && strcmp(v, "0") != 0;
-}
 
 #if defined(__x86_64__)
 static bool tsc_invariant(void) {
@@ -65,7 +63,7 @@ static void platform_init_once(void) {
   rm_platform.ns_per_tick = 1.0;
   rm_platform.tsc_ok = 0;
 #if defined(__x86_64__)
-  if (!env_flag("READMOSTLY_NO_TSC") && tsc_invariant()) {
+  if (!rm_env_flag("READMOSTLY_NO_TSC") && tsc_invariant()) {
     double r = calibrate_tsc();
     if (r > 0.0) {
       rm_platform.ns_per_tick = r;
@@ -74,7 +72,7 @@ static void platform_init_once(void) {
   }
 #endif
   rm_platform.membarrier_ok = 0;
-  if (!env_flag("READMOSTLY_NO_MEMBARRIER")) {
+  if (!rm_env_flag("READMOSTLY_NO_MEMBARRIER")) {
     long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
     if (cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
         syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0)
@@ -236,14 +234,23 @@ static unsigned pause_n;
 static pthread_once_t pause_once = PTHREAD_ONCE_INIT;
 
 static void pause_parse(void) {
-  const char *v = getenv("READMOSTLY_DEBUG_PAUSE");
+  const char *all = getenv("READMOSTLY_DEBUG_PAUSE"), *v = all;
   while (v && *v && pause_n < PAUSE_MAX) {
     const char *colon = strchr(v, ':');
-    if (!colon || (size_t)(colon - v) >= sizeof pause_tab[0].name) break;
+    char *end = NULL;
+    long us = colon ? strtol(colon + 1, &end, 10) : -1;
+    if (!colon || colon == v || (size_t)(colon - v) >= sizeof pause_tab[0].name ||
+        end == colon + 1 || us < 0 || (*end != ',' && *end != '\0')) {
+      /* The same report as every other variable (src/env.h). */
+      rm_env_report("READMOSTLY_DEBUG_PAUSE", all,
+                    "is not valid: want name:microseconds[,name:microseconds...], "
+                    "names under 48 characters",
+                    pause_n ? "the entries before the bad one" : "no pauses");
+      return;
+    }
     memcpy(pause_tab[pause_n].name, v, (size_t)(colon - v));
     pause_tab[pause_n].name[colon - v] = '\0';
-    char *end;
-    pause_tab[pause_n].us = strtol(colon + 1, &end, 10);
+    pause_tab[pause_n].us = us;
     pause_n++;
     v = *end == ',' ? end + 1 : NULL;
   }

@@ -63,7 +63,19 @@
  * RETURN VALUES
  *   0 on success.  EBUSY from the trylocks, and from rm_ba_destroy when the
  *   lock is visibly held or a writer waits.  EINVAL from rm_ba_init and
- *   rm_ba_destroy for NULL.  Unlocks always return 0.
+ *   rm_ba_destroy for NULL.
+ *
+ * ERRORS OF MISUSE
+ *   rm_ba_write_unlock returns EPERM, and changes nothing, when no writer
+ *   holds or is entering the lock (PRES clear); debug builds (no NDEBUG
+ *   where the call is compiled) abort with a message instead.  The lock
+ *   does not record which thread writes, so an unlock by another thread
+ *   than the writer is not detected.
+ *   rm_ba_read_unlock is not checked and returns 0: a check needs rin next
+ *   to rout and a CAS loop in place of the one fetch_add, which took the
+ *   read pair from 10 to 17 instructions (callgrind; docs/locks.md), and BA
+ *   is the baseline BRAVO is measured against.  A read unlock without a
+ *   read hold corrupts the count, and writers then wait for ever.
  *
  * FOOTPRINT
  *   40 bytes on LP64 (rin, rout, two writer-queue pointers and two reader
@@ -336,7 +348,10 @@ RM_BA_SLOW void rm_ba_wake_readers_(rm_ba_t *l, uint32_t phase) {
 
 RM_INLINE int rm_ba_write_unlock(rm_ba_t *l) {
   uint32_t r = rm_atomic_load_relaxed(&l->rin); /* our own bits */
-  RM_ASSERT(r & RM_BA_PRES, "rm_ba_write_unlock of %p, not write-held", (void *)l);
+  if (RM_UNLIKELY(!(r & RM_BA_PRES))) { /* no writer: leave the lock alone */
+    RM_ASSERT(0, "rm_ba_write_unlock of %p, not write-held", (void *)l);
+    return EPERM;
+  }
   /* (D) readers that arrive from now on enter at once. */
   rm_atomic_fetch_and_release(&l->rin, ~RM_BA_PRES);
   RM_DEBUG_YIELD();

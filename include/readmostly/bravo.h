@@ -72,9 +72,12 @@
  *   in *tok and the read unlock takes it back.  The slot is never recomputed
  *   at unlock: a thread could have two read locks of different locks hashing
  *   to one slot, in which case only one of them went through the table.
- *   Tokens are nonzero; RM_TOKEN_NONE means "slow path".  In debug builds
- *   (no NDEBUG) a read unlock with token 0 or with a slot that does not hold
- *   this lock aborts with a message.
+ *   Tokens are nonzero; RM_TOKEN_NONE means "slow path".  A read unlock
+ *   with token 0 (what a failed lock returns) or with a slot that does not
+ *   hold this lock (a second unlock of a fast hold, another lock's token)
+ *   returns EPERM and changes nothing; debug builds (no NDEBUG) abort with
+ *   a message instead.  A second unlock of a slow hold (RM_TOKEN_NONE) is
+ *   A's read unlock, checked or not as A's header says.
  *
  *   Try and timed locks follow section 3 of the paper.  read_trylock tries
  *   the fast path, then A's read trylock.  write_trylock takes A's write
@@ -112,6 +115,10 @@
  *   0 on success, else the error of A (EBUSY from trylocks, ETIMEDOUT and
  *   EINVAL from timed locks, ENOMEM from the first slow read when the table
  *   cannot be allocated: the read lock is then still taken, without bias).
+ *   Timed locks check the timeout before anything else (rm_timeout_check):
+ *   EINVAL for a NULL abstime, a bad clock or tv_nsec, even when the fast
+ *   path would have let the reader in.  EPERM from read_unlock for a token
+ *   that holds nothing (above); write_unlock is A's.
  *
  * FOOTPRINT
  *   16 bytes in front of A (RBias, padding, InhibitUntil); the table is
@@ -427,14 +434,20 @@ RM_INLINE void rm_bravo_read_fast_done(struct rm_bravo_table *t) {
 }
 
 /* Release a read hold; returns 1 if it was a fast one, 0 if the caller must
- * release A's read lock. */
+ * release A's read lock, -1 (the caller returns EPERM; debug builds abort
+ * with a message) if tok is no hold of this lock: 0 from a failed lock, or
+ * a slot that does not hold it (a second unlock, another lock's token).
+ * The check is one relaxed load of the slot the store below writes. */
 RM_INLINE int rm_bravo_read_unlock_fast(struct rm_bravo_bias *b, rm_token_t tok) {
-  if (tok == RM_TOKEN_NONE) return 0;
-  (void)b; /* checked in debug builds only */
+  /* One compare sends both RM_TOKEN_NONE (1) and 0 aside. */
+  if (tok <= RM_TOKEN_NONE ||
+      RM_UNLIKELY(rm_atomic_load_relaxed((uintptr_t *)tok) != (uintptr_t)b)) {
+    if (tok == RM_TOKEN_NONE) return 0;
 #ifndef NDEBUG
-  if (RM_UNLIKELY(tok == 0 || rm_atomic_load_relaxed((uintptr_t *)tok) != (uintptr_t)b))
     rm_bravo_bad_unlock(b, tok);
 #endif
+    return -1;
+  }
   RM_DEBUG_YIELD();
   rm_atomic_store_release((uintptr_t *)tok, (uintptr_t)0); /* (R3) */
   return 1;
@@ -577,7 +590,8 @@ RM_API bool rm_bravo_release_foreign(struct rm_bravo_bias *b, struct rm_bravo_ta
     return 0;                                                                       \
   }                                                                                 \
   RM_GEN_INLINE int NAME##_read_unlock(NAME##_t *l, rm_token_t tok) {                   \
-    if (rm_bravo_read_unlock_fast(&l->bias, tok)) return 0;                         \
+    int fast = rm_bravo_read_unlock_fast(&l->bias, tok);                            \
+    if (fast) return fast > 0 ? 0 : EPERM;                                          \
     return UPFX##_read_unlock(&l->under);                                           \
   }                                                                                 \
   RM_GEN_INLINE int NAME##_write_lock(NAME##_t *l) {                                    \
@@ -608,6 +622,10 @@ RM_API bool rm_bravo_release_foreign(struct rm_bravo_bias *b, struct rm_bravo_ta
 #define RM_BRAVO_DEFINE_TIMED_PART(NAME, UTYPE, UPFX, TABLE)                       \
   RM_GEN_INLINE int NAME##_read_timedlock(NAME##_t *l, rm_token_t *tok, int clk,        \
                                       const struct timespec *abstime) {             \
+    if (RM_UNLIKELY(rm_timeout_check(clk, abstime) != 0)) {                         \
+      *tok = 0; /* no hold: a token that no unlock accepts */                       \
+      return EINVAL;                                                                \
+    }                                                                               \
     int why = rm_bravo_read_fast(&l->bias, TABLE(l), tok);                          \
     if (why == RM_BRAVO_FAST) {                                                     \
       rm_bravo_read_fast_done(TABLE(l));                                            \
@@ -624,6 +642,7 @@ RM_API bool rm_bravo_release_foreign(struct rm_bravo_bias *b, struct rm_bravo_ta
   }                                                                                 \
   RM_GEN_INLINE int NAME##_write_timedlock(NAME##_t *l, int clk,                        \
                                        const struct timespec *abstime) {            \
+    if (RM_UNLIKELY(rm_timeout_check(clk, abstime) != 0)) return EINVAL;            \
     int e = UPFX##_write_timedlock(&l->under, clk, abstime);                        \
     if (e) return e;                                                                \
     if (RM_LIKELY(rm_bravo_write_clear(&l->bias, TABLE(l)))) return 0;              \

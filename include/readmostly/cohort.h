@@ -63,8 +63,18 @@
  *   from rm_cohort_init_nodes for 0 or more than RM_COHORT_MAX_NODES nodes.
  *   ENOMEM from the inits, and from any lock call on a lock set up with
  *   RM_COHORT_INITIALIZER whose first use cannot allocate the indicators
- *   (a later call retries).  Unlock calls always return 0; an unlock with a
- *   bad token is caught by RM_ASSERT in debug builds.
+ *   (a later call retries).
+ *
+ * ERRORS OF MISUSE
+ *   EPERM, changing nothing, from read_unlock with a token that names no
+ *   node of this lock (0 from a failed lock, or out of range), and from
+ *   write_unlock when no writer holds the lock or waits for it (the flag
+ *   is down).  Debug builds (no NDEBUG where the call is compiled) abort
+ *   with a message instead.  Not detected: a second read unlock with a
+ *   valid token (checking the node's count would add a load and a CAS loop
+ *   to the one fetch_add, as in BA, readmostly/ba.h; it corrupts the count
+ *   and writers wait for ever), and a write unlock by another thread than
+ *   the writer (the lock does not record it).
  *
  * FOOTPRINT
  *   sizeof(rm_cohort_t) is 128 bytes (the central state: indicator pointer,
@@ -164,7 +174,10 @@ RM_INLINE unsigned rm_cohort_node_(const rm_cohort_t *l) {
 
 RM_INLINE int rm_cohort_read_lock(rm_cohort_t *l, rm_token_t *tok) {
   rm_cohort_ind_t *ind;
-  if (RM_UNLIKELY(rm_cohort_ind_(l, &ind) != 0)) return ENOMEM;
+  if (RM_UNLIKELY(rm_cohort_ind_(l, &ind) != 0)) {
+    *tok = 0; /* no hold: a token that no unlock accepts */
+    return ENOMEM;
+  }
   unsigned node = rm_cohort_node_(l);
   /* A: the arrival is ordered before the flag load below; pairs with the
    * writer's flag store + fence before it reads the counters (G). */
@@ -180,6 +193,7 @@ RM_INLINE int rm_cohort_read_lock(rm_cohort_t *l, rm_token_t *tok) {
 
 RM_INLINE int rm_cohort_read_trylock(rm_cohort_t *l, rm_token_t *tok) {
   rm_cohort_ind_t *ind;
+  *tok = 0; /* until we hold it: a token that no unlock accepts */
   if (RM_UNLIKELY(rm_cohort_ind_(l, &ind) != 0)) return ENOMEM;
   /* Cheap pre-check: do not disturb a writer's drain when it is up anyway.
    * Relaxed: A below decides. */
@@ -196,9 +210,12 @@ RM_INLINE int rm_cohort_read_trylock(rm_cohort_t *l, rm_token_t *tok) {
 
 RM_INLINE int rm_cohort_read_unlock(rm_cohort_t *l, rm_token_t tok) {
   rm_cohort_ind_t *ind = rm_atomic_load_relaxed(&l->ind); /* set: we hold the lock (inv. 5) */
-  RM_ASSERT(ind != NULL && tok >= 1 && tok <= rm_atomic_load_relaxed(&l->nodes),
-            "rm_cohort_read_unlock: bad token %lu (nodes %u)", (unsigned long)tok,
-            (unsigned)rm_atomic_load_relaxed(&l->nodes));
+  uint32_t nodes = rm_atomic_load_relaxed(&l->nodes);     /* the same line */
+  if (RM_UNLIKELY(ind == NULL || tok < 1 || tok > nodes)) {
+    RM_ASSERT(0, "rm_cohort_read_unlock: bad token %lu (nodes %u)", (unsigned long)tok,
+              (unsigned)nodes);
+    return EPERM;
+  }
   /* B: the critical section is ordered before the departure; pairs with the
    * writer's acquire load of egress. */
   rm_atomic_fetch_add_release(&ind[tok - 1].egress, 1u);
@@ -220,8 +237,11 @@ RM_INLINE int rm_cohort_write_trylock(rm_cohort_t *l) {
 }
 
 RM_INLINE int rm_cohort_write_unlock(rm_cohort_t *l) {
-  RM_ASSERT(rm_atomic_load_relaxed(&l->wactive) == 1,
-            "rm_cohort_write_unlock: the write lock is not held");
+  /* Relaxed: the holder's own store (invariant 2). */
+  if (RM_UNLIKELY(rm_atomic_load_relaxed(&l->wactive) != 1)) {
+    RM_ASSERT(0, "rm_cohort_write_unlock: the write lock is not held");
+    return EPERM; /* no writer: the ticket lock stays as it is */
+  }
   rm_cohort_write_release_slowpath(l);
   return 0;
 }

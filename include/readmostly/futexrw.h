@@ -35,17 +35,26 @@
  *
  * TIMEOUTS
  *   Timed variants take an absolute time on CLOCK_MONOTONIC or
- *   CLOCK_REALTIME.  As in glibc, the timeout is validated only when the
- *   lock cannot be taken at once: EINVAL for another clock or tv_nsec
- *   outside [0, 1e9), ETIMEDOUT once the time has passed (a negative tv_sec
- *   has always passed).
+ *   CLOCK_REALTIME.  The timeout is validated first, before the lock is
+ *   looked at, as glibc 2.36 does (rm_timeout_check): EINVAL for a NULL
+ *   abstime, another clock or tv_nsec outside [0, 1e9), whether or not the
+ *   lock is free; ETIMEDOUT once the time has passed (a negative tv_sec has
+ *   always passed).
  *
  * RETURN VALUES
  *   0 on success; EBUSY from trylocks and from destroy of a held lock;
  *   ETIMEDOUT, EINVAL from timed variants; EAGAIN when the reader count
  *   would exceed RM_FUTEXRW_READERS_MAX; EINVAL from init for NULL or an
- *   unknown kind.  Unlocking a lock not held in that mode is undefined;
- *   debug builds (no NDEBUG) abort with a message.
+ *   unknown kind.
+ *
+ * ERRORS OF MISUSE
+ *   EPERM from read_unlock when no reader is inside (the lock is write-held
+ *   or free), and from write_unlock when the lock is not write-held; the
+ *   lock is left as it was.  Debug builds (no NDEBUG where the call is
+ *   compiled) abort with a message instead.  The lock records neither its
+ *   readers nor its writer, so an unlock by a thread that holds nothing
+ *   while another thread holds the lock in that mode is not detected: it
+ *   releases the other thread's hold.
  *
  * FOOTPRINT
  *   40 bytes, 8-byte aligned; `kind` at offset 32.  With BRAVO's 16 bytes in
@@ -127,12 +136,13 @@ RM_INLINE int rm_futexrw_read_lock(rm_futexrw_t *l) {
 }
 
 RM_INLINE int rm_futexrw_read_timedlock(rm_futexrw_t *l, int clk, const struct timespec *abstime) {
+  int e = rm_timeout_check(clk, abstime);
+  if (RM_UNLIKELY(e != 0)) return e;
   uint64_t s = rm_atomic_load_relaxed(&l->state);
   if (RM_LIKELY(rm_futexrw_reader_may_enter(l, s) &&
                 (s & RM_FUTEXRW_READERS_MAX) < RM_FUTEXRW_READERS_MAX &&
                 rm_atomic_cas_acquire(&l->state, &s, s + RM_FUTEXRW_READER))) /* (A) */
     return 0;
-  if (!abstime) return EINVAL;
   return rm_futexrw_read_lock_slowpath(l, clk, abstime);
 }
 
@@ -140,12 +150,26 @@ RM_INLINE int rm_futexrw_read_trylock(rm_futexrw_t *l) {
   return rm_futexrw_read_trylock_slowpath(l);
 }
 
+/* A CAS that refuses to take the reader count below zero, rather than a
+ * fetch_sub: a fetch_sub from zero would borrow from the WRITER bit and the
+ * waiting-writers count, and undoing it afterwards cannot be made safe (in
+ * between, a write unlock could act on the borrowed state, and the undo
+ * would then set WRITER on a free lock).  The load is on the line the CAS
+ * writes; uncontended it costs two instructions more than the fetch_sub
+ * (docs/futexrw.md). */
 RM_INLINE int rm_futexrw_read_unlock(rm_futexrw_t *l) {
-  /* (B) release: the reader's critical section happens before a writer that
-   * acquires after this (pairs with C).  The RMW returns the old state. */
-  uint64_t old = rm_atomic_fetch_sub_release(&l->state, RM_FUTEXRW_READER);
-  RM_ASSERT((old & RM_FUTEXRW_READERS_MAX) != 0, "read unlock of %p with no reader inside", (void *)l);
-  if (RM_UNLIKELY((old & RM_FUTEXRW_READERS_MAX) == 1 && (old & RM_FUTEXRW_WWAIT_MASK)))
+  uint64_t old = rm_atomic_load_relaxed(&l->state);
+  do {
+    if (RM_UNLIKELY((old & RM_FUTEXRW_READERS_MAX) == 0)) {
+      RM_ASSERT(0, "read unlock of %p with no reader inside", (void *)l);
+      return EPERM;
+    }
+    /* (B) release: the reader's critical section happens before a writer
+     * that acquires after this (pairs with C). */
+  } while (!__atomic_compare_exchange_n(&l->state, &old, old - RM_FUTEXRW_READER, false,
+                                        __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+  /* Writers wait (rare, tested first) and we were the last reader: wake one. */
+  if (RM_UNLIKELY(old & RM_FUTEXRW_WWAIT_MASK) && (old & RM_FUTEXRW_READERS_MAX) == 1)
     return rm_futexrw_read_unlock_slowpath(l, old);
   return 0;
 }
@@ -158,9 +182,10 @@ RM_INLINE int rm_futexrw_write_lock(rm_futexrw_t *l) {
 }
 
 RM_INLINE int rm_futexrw_write_timedlock(rm_futexrw_t *l, int clk, const struct timespec *abstime) {
+  int e = rm_timeout_check(clk, abstime);
+  if (RM_UNLIKELY(e != 0)) return e;
   uint64_t s = 0;
   if (RM_LIKELY(rm_atomic_cas_acquire(&l->state, &s, RM_FUTEXRW_WRITER))) return 0; /* (C) */
-  if (!abstime) return EINVAL;
   return rm_futexrw_write_lock_slowpath(l, clk, abstime);
 }
 
@@ -174,13 +199,16 @@ RM_INLINE int rm_futexrw_write_trylock(rm_futexrw_t *l) {
 
 RM_INLINE int rm_futexrw_write_unlock(rm_futexrw_t *l) {
   uint64_t s = RM_FUTEXRW_WRITER;
-  RM_ASSERT(rm_atomic_load_relaxed(&l->state) & RM_FUTEXRW_WRITER,
-            "write unlock of %p, which is not write-held", (void *)l);
   /* (D) release: the writer's critical section happens before the next
-   * holder's acquisition (A or C).  Fails when anyone waits. */
+   * holder's acquisition (A or C).  Fails when anyone waits, and when the
+   * lock is not write-held; s then holds the state seen. */
   if (RM_LIKELY(__atomic_compare_exchange_n(&l->state, &s, 0, false, __ATOMIC_RELEASE,
                                             __ATOMIC_RELAXED)))
     return 0;
+  if (RM_UNLIKELY(!(s & RM_FUTEXRW_WRITER))) {
+    RM_ASSERT(0, "write unlock of %p, which is not write-held", (void *)l);
+    return EPERM;
+  }
   return rm_futexrw_write_unlock_slowpath(l);
 }
 

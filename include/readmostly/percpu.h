@@ -51,8 +51,15 @@
  *   is visibly held.  EINVAL from init and destroy for NULL.  ENOMEM from
  *   init, and from any lock call on a lock set up with RM_PERCPU_INITIALIZER
  *   whose first use cannot allocate the array (a later call retries).
- *   Unlocks always return 0; a read unlock with a token that is not one of
- *   this lock's sub-locks is caught by RM_ASSERT in debug builds.
+ *
+ * ERRORS OF MISUSE
+ *   EPERM, changing nothing, from read_unlock when the token is not one of
+ *   this lock's sub-locks (0, returned by a failed lock, or another lock's
+ *   token), and from write_unlock when the lock is not write-held (the
+ *   first sub-lock has no writer).  Debug builds (no NDEBUG where the call
+ *   is compiled) abort with a message instead.  A second read unlock with
+ *   a valid token is not detected, as in BA (readmostly/ba.h): it corrupts
+ *   that sub-lock's count.
  *
  * FOOTPRINT
  *   sizeof(rm_percpu_t) is 128 bytes (array pointer and CPU count on their
@@ -136,8 +143,9 @@ RM_INLINE int rm_percpu_read_trylock(rm_percpu_t *l, rm_token_t *tok) {
   return 0;
 }
 
-/* Debug check: tok names one of l's sub-locks.  subs and n are set while
- * the lock is held, so relaxed loads are enough. */
+/* tok names one of l's sub-locks.  subs and n are set while the lock is
+ * held, so relaxed loads are enough; they share the line every read lock
+ * reads. */
 RM_INLINE bool rm_percpu_owns_(const rm_percpu_t *l, rm_token_t tok) {
   uintptr_t base = (uintptr_t)rm_atomic_load_relaxed(&l->subs);
   uintptr_t size = (uintptr_t)rm_atomic_load_relaxed(&l->n) * sizeof(rm_percpu_sub_t);
@@ -146,9 +154,11 @@ RM_INLINE bool rm_percpu_owns_(const rm_percpu_t *l, rm_token_t tok) {
 }
 
 RM_INLINE int rm_percpu_read_unlock(rm_percpu_t *l, rm_token_t tok) {
-  (void)l; /* only the debug check needs it */
-  RM_ASSERT(rm_percpu_owns_(l, tok), "rm_percpu_read_unlock(%p): token %#lx is not one of its sub-locks",
-            (void *)l, (unsigned long)tok);
+  if (RM_UNLIKELY(!rm_percpu_owns_(l, tok))) {
+    RM_ASSERT(0, "rm_percpu_read_unlock(%p): token %#lx is not one of its sub-locks",
+              (void *)l, (unsigned long)tok);
+    return EPERM; /* 0 from a failed lock, or another lock's token */
+  }
   /* The token's sub-lock, not the current CPU's: we may have migrated. */
   return rm_ba_read_unlock(&((rm_percpu_sub_t *)tok)->ba);
 }

@@ -40,6 +40,7 @@
 #ifndef READMOSTLY_PLATFORM_H
 #define READMOSTLY_PLATFORM_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -222,8 +223,22 @@ RM_API int rm_spin_then_park(uint32_t *addr, uint32_t expected, unsigned spins,
                              int clk, const struct timespec *abstime, bool shared);
 
 /* Validate a pthread-style timeout: clk is CLOCK_MONOTONIC or CLOCK_REALTIME
- * and 0 <= tv_nsec < 1e9.  Returns 0 or EINVAL. */
+ * and 0 <= tv_nsec < 1e9 (abstime may be NULL: no limit).  Returns 0 or
+ * EINVAL. */
 RM_API int rm_timespec_check(int clk, const struct timespec *abstime);
+/*
+ * The check every timed lock makes first, before it looks at the lock (as
+ * glibc 2.36 does), so a bad argument gets EINVAL whether or not the lock
+ * is free: abstime must not be NULL, clk must be CLOCK_MONOTONIC or
+ * CLOCK_REALTIME, and 0 <= tv_nsec < 1e9.  A negative tv_sec is valid (it
+ * has passed: ETIMEDOUT unless the lock is free).  Returns 0 or EINVAL.
+ */
+RM_INLINE int rm_timeout_check(int clk, const struct timespec *abstime) {
+  if (RM_UNLIKELY(abstime == NULL || (clk != CLOCK_MONOTONIC && clk != CLOCK_REALTIME) ||
+                  abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000L))
+    return EINVAL;
+  return 0;
+}
 /* True when abstime (on clk) is already in the past. */
 RM_API bool rm_timespec_expired(int clk, const struct timespec *abstime);
 
@@ -330,16 +345,19 @@ RM_API void rm_debug_pause(const char *name);
  * point: for waits inside lock calls. */
 RM_API void rm_sleep_ns(long ns);
 
-/* Debug assertions in inline code: active unless NDEBUG. */
+/* Debug assertions in inline code: active unless NDEBUG.
+ * RM_ASSERT(cond, fmt, args...): the format is the first of the variadic
+ * arguments, so a call with a format alone still passes one argument to
+ * "..." (ISO C and C++ want at least one; -Wpedantic says so). */
 #ifdef NDEBUG
-#define RM_ASSERT(cond, fmt, ...) ((void)0)
+#define RM_ASSERT(cond, ...) ((void)0)
 #else
 RM_API void rm_assert_fail(const char *file, int line, const char *cond,
                            const char *fmt, ...)
     __attribute__((noreturn, format(printf, 4, 5)));
-#define RM_ASSERT(cond, fmt, ...)                                         \
+#define RM_ASSERT(cond, ...)                                              \
   (RM_LIKELY(cond) ? (void)0                                              \
-                   : rm_assert_fail(__FILE__, __LINE__, #cond, fmt, ##__VA_ARGS__))
+                   : rm_assert_fail(__FILE__, __LINE__, #cond, __VA_ARGS__))
 #endif
 
 #ifdef __cplusplus

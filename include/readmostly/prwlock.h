@@ -60,8 +60,8 @@
  * RETURN VALUES
  *   0 on success.  EBUSY from trylocks, from upgrade when another writer holds
  *   or waits (the read hold is kept: blocking would deadlock), and from
- *   destroy of a held lock.  ETIMEDOUT, EINVAL (clock or tv_nsec) from timed
- *   variants.  EDEADLK from upgrade when the caller holds the lock passively
+ *   destroy of a held lock.  ETIMEDOUT, and EINVAL (NULL abstime, clock or
+ *   tv_nsec, checked first: rm_timeout_check) from timed variants.  EDEADLK from upgrade when the caller holds the lock passively
  *   more than once, and from write locks when the caller holds it passively
  *   (an active read hold of the caller is not known: that deadlocks, as with
  *   glibc).  EPERM from read unlock when the caller holds no read lock
@@ -158,8 +158,8 @@ RM_INLINE int rm_prwlock_read_trylock(rm_prwlock_t *l) {
   return rm_prwlock_read_mode(l, RM_FCP_TRY, 0, NULL);
 }
 RM_INLINE int rm_prwlock_read_timedlock(rm_prwlock_t *l, int clk, const struct timespec *abstime) {
-  int e = rm_timespec_check(clk, abstime);
-  if (RM_UNLIKELY(e != 0 || abstime == NULL)) return EINVAL;
+  int e = rm_timeout_check(clk, abstime);
+  if (RM_UNLIKELY(e != 0)) return e;
   return rm_prwlock_read_mode(l, RM_FCP_TIMED, clk, abstime);
 }
 
@@ -198,8 +198,8 @@ RM_INLINE int rm_prwlock_write_trylock(rm_prwlock_t *l) {
   return s == EDEADLK ? EBUSY : (int)s; /* a try-lock says only "not now" */
 }
 RM_INLINE int rm_prwlock_write_timedlock(rm_prwlock_t *l, int clk, const struct timespec *abstime) {
-  int e = rm_timespec_check(clk, abstime);
-  if (RM_UNLIKELY(e != 0 || abstime == NULL)) return EINVAL;
+  int e = rm_timeout_check(clk, abstime);
+  if (RM_UNLIKELY(e != 0)) return e;
   uint32_t s = rm_prwlock_idle_word(l);
   if (RM_LIKELY(rm_atomic_cas_seq_cst(&l->wstate, &s, s | RM_PRWLOCK_LOCKED)))
     return rm_prwlock_write_consensus(l, RM_FCP_TIMED, clk, abstime);

@@ -33,9 +33,10 @@
  *
  *   The timed variants take the clock explicitly and map to
  *   pthread_rwlock_clockrdlock / pthread_rwlock_clockwrlock (glibc >= 2.30).
- *   abstime is absolute on clk; NULL means no time limit (the plain lock is
- *   called).  The adapter itself checks clk and tv_nsec, so EINVAL comes
- *   back even when the lock is free and glibc would not look at abstime.
+ *   abstime is absolute on clk.  The adapter checks the timeout first, as
+ *   every readmostly timed lock does (rm_timeout_check): EINVAL for a NULL
+ *   abstime (glibc would wait without a limit), another clock or tv_nsec
+ *   outside [0, 1e9), whether or not the lock is free.
  *
  *   This file contains no atomics of its own: all ordering is glibc's
  *   (a lock acquisition synchronizes with the previous release, POSIX XBD
@@ -51,8 +52,20 @@
  *
  * RETURN VALUES
  *   0 on success, otherwise glibc's error code; EINVAL for a NULL lock in
- *   init and destroy, for a clock other than CLOCK_MONOTONIC and
- *   CLOCK_REALTIME, and for tv_nsec outside [0, 1e9).
+ *   init and destroy, and from the timed variants for a NULL abstime, a
+ *   clock other than CLOCK_MONOTONIC and CLOCK_REALTIME, and tv_nsec
+ *   outside [0, 1e9).
+ *
+ * ERRORS OF MISUSE
+ *   On glibc 2.25 and later (RM_PTHREAD_CHECKS_UNLOCK is 1): EPERM from
+ *   read_unlock when no reader holds or waits for the lock, and from
+ *   write_unlock when no writer holds it; the lock is left as it was.
+ *   (glibc itself returns 0 and corrupts its reader count: the next write
+ *   lock waits for ever.)  Debug builds (no NDEBUG where the call is
+ *   compiled) abort with a message instead.  glibc does not say which
+ *   thread reads, and the adapter does not ask which thread it runs on (a
+ *   system call), so an unlock by a thread that holds nothing while others
+ *   hold the lock is not detected.  Elsewhere the unlocks are glibc's.
  *
  * FOOTPRINT
  *   sizeof(rm_pthread_t) == sizeof(pthread_rwlock_t): 56 bytes on x86-64 and
@@ -105,25 +118,59 @@ RM_INLINE int rm_pthread_read_lock(rm_pthread_t *l) { return pthread_rwlock_rdlo
 
 RM_INLINE int rm_pthread_read_trylock(rm_pthread_t *l) { return pthread_rwlock_tryrdlock(&l->rw); }
 
-RM_INLINE int rm_pthread_read_unlock(rm_pthread_t *l) { return pthread_rwlock_unlock(&l->rw); }
+/*
+ * glibc's pthread_rwlock_unlock of a lock the caller does not hold returns
+ * 0 and wraps its reader count below zero: every later write lock waits
+ * for ever.  Where the lock is glibc's (2.25 and later, the rwlock of
+ * bits/struct_rwlock.h), the adapter looks first: __readers counts the
+ * readers that hold or wait for the lock above its 3 state bits, and
+ * __cur_writer is the thread id of the writer (0 when none).  Both are
+ * relaxed loads of the line pthread_rwlock_unlock reads next.
+ */
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 25))
+#define RM_PTHREAD_CHECKS_UNLOCK 1
+#define RM_PTHREAD_GLIBC_READER_SHIFT 3
+RM_INLINE bool rm_pthread_no_reader_(rm_pthread_t *l) {
+  return (rm_atomic_load_relaxed(&l->rw.__data.__readers) >> RM_PTHREAD_GLIBC_READER_SHIFT) == 0;
+}
+RM_INLINE bool rm_pthread_no_writer_(rm_pthread_t *l) {
+  return rm_atomic_load_relaxed(&l->rw.__data.__cur_writer) == 0;
+}
+#else
+#define RM_PTHREAD_CHECKS_UNLOCK 0
+RM_INLINE bool rm_pthread_no_reader_(rm_pthread_t *l) { (void)l; return false; }
+RM_INLINE bool rm_pthread_no_writer_(rm_pthread_t *l) { (void)l; return false; }
+#endif
+
+RM_INLINE int rm_pthread_read_unlock(rm_pthread_t *l) {
+  if (RM_UNLIKELY(rm_pthread_no_reader_(l))) {
+    RM_ASSERT(0, "rm_pthread_read_unlock(%p): no reader holds the lock", (void *)l);
+    return EPERM;
+  }
+  return pthread_rwlock_unlock(&l->rw);
+}
 
 RM_INLINE int rm_pthread_write_lock(rm_pthread_t *l) { return pthread_rwlock_wrlock(&l->rw); }
 
 RM_INLINE int rm_pthread_write_trylock(rm_pthread_t *l) { return pthread_rwlock_trywrlock(&l->rw); }
 
-RM_INLINE int rm_pthread_write_unlock(rm_pthread_t *l) { return pthread_rwlock_unlock(&l->rw); }
+RM_INLINE int rm_pthread_write_unlock(rm_pthread_t *l) {
+  if (RM_UNLIKELY(rm_pthread_no_writer_(l))) {
+    RM_ASSERT(0, "rm_pthread_write_unlock(%p): no writer holds the lock", (void *)l);
+    return EPERM;
+  }
+  return pthread_rwlock_unlock(&l->rw);
+}
 
 RM_INLINE int rm_pthread_read_timedlock(rm_pthread_t *l, int clk, const struct timespec *abstime) {
-  int e = rm_timespec_check(clk, abstime); /* as every readmostly timed lock */
-  if (e) return e;
-  if (!abstime) return pthread_rwlock_rdlock(&l->rw);
+  int e = rm_timeout_check(clk, abstime); /* as every readmostly timed lock */
+  if (RM_UNLIKELY(e != 0)) return e;
   return pthread_rwlock_clockrdlock(&l->rw, (clockid_t)clk, abstime);
 }
 
 RM_INLINE int rm_pthread_write_timedlock(rm_pthread_t *l, int clk, const struct timespec *abstime) {
-  int e = rm_timespec_check(clk, abstime); /* as every readmostly timed lock */
-  if (e) return e;
-  if (!abstime) return pthread_rwlock_wrlock(&l->rw);
+  int e = rm_timeout_check(clk, abstime); /* as every readmostly timed lock */
+  if (RM_UNLIKELY(e != 0)) return e;
   return pthread_rwlock_clockwrlock(&l->rw, (clockid_t)clk, abstime);
 }
 

@@ -12,17 +12,29 @@
  *     P_destroy(l)              EBUSY when the lock is visibly held
  *     P_read_lock(l[, &tok])    shared acquisition
  *     P_read_trylock(l[, &tok]) EBUSY instead of waiting
- *     P_read_unlock(l[, tok])
+ *     P_read_unlock(l[, tok])   EPERM when the lock sees no such hold
  *     P_write_lock(l)           exclusive acquisition
  *     P_write_trylock(l)        EBUSY instead of waiting
- *     P_write_unlock(l)
- *   and, for the blocking locks (pthread, futexrw and BRAVO over them):
+ *     P_write_unlock(l)         EPERM when the lock is not write-held
+ *   and, for the blocking locks (pthread, futexrw, prwlock and BRAVO over
+ *   them):
  *     P_read_timedlock(l[, &tok], clk, abstime)
  *     P_write_timedlock(l, clk, abstime)
  *                               ETIMEDOUT once abstime (absolute, on
  *                               CLOCK_MONOTONIC or CLOCK_REALTIME) passed;
- *                               EINVAL for another clock or tv_nsec outside
- *                               [0, 1e9).
+ *                               EINVAL for a NULL abstime, another clock or
+ *                               tv_nsec outside [0, 1e9), checked before
+ *                               the lock is looked at (rm_timeout_check in
+ *                               readmostly/platform.h), as glibc 2.36 does.
+ *
+ *   Unlocking what one does not hold is a bug; each lock returns EPERM and
+ *   leaves itself intact where it can tell at no real cost, and says in
+ *   its header (ERRORS OF MISUSE) which cases it cannot tell: no lock here
+ *   records which threads read, so a thread that unlocks a hold it does
+ *   not have while other threads hold the lock is never detected, and BA,
+ *   PF-T and the counts of Per-CPU and Cohort-RW do not check read unlocks
+ *   at all.  Debug builds (no NDEBUG where the call is compiled; the
+ *   checks are inline) abort with a message instead of returning EPERM.
  *   prwlock's write lock also returns EDEADLK when the caller holds the lock
  *   passively (it knows; the other locks would wait or time out).
  *

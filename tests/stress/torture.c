@@ -29,6 +29,7 @@
  * ThreadSanitizer any missing happens-before edge in a lock is a report.
  */
 #include "test.h"
+#include "../../src/env.h" /* READMOSTLY_TORTURE_SCALE, as the library reads its variables */
 #include <readmostly/bravo.h>
 #include <readmostly/fcp.h>
 #include <readmostly/rwlock.h>
@@ -295,8 +296,7 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  const char *env = getenv("READMOSTLY_TORTURE_SCALE");
-  if (env && atof(env) > 0) seconds *= atof(env);
+  seconds *= (double)rm_env_int("READMOSTLY_TORTURE_SCALE", 1, 1000, 1);
   if (nlocks < 1 || nreaders < 0 || nwriters < 0 || nreaders + nwriters < 1) {
     fprintf(stderr, "torture: bad thread or lock counts\n");
     return 2;

@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# The install test (CTest "install.readme", label install): what a new user
+# does with the README.
+#
+#   tests/install/check.sh SOURCE_DIR BUILD_DIR WORK_DIR [CC [CMAKE]]
+#
+# 1. `cmake --install BUILD_DIR` into a staging prefix under WORK_DIR, then
+#    move the tree elsewhere: nothing installed may depend on the prefix it
+#    was installed to (readmostly.pc is relative to ${pcfiledir}, the CMake
+#    package to its own directory).
+# 2. Take every C block of README.md.  A block opened with ```c example=NAME.c
+#    is a whole program; ```c fragment marks a deliberate piece of code; any
+#    other ```c block fails the test (mark it one way or the other).
+# 3. Each program is built with the command printed beside it: the first
+#    line starting "cc " that names NAME.c in the ```sh blocks after it
+#    (before the next C block), run as given with the moved prefix in
+#    PKG_CONFIG_PATH, plus -Wall -Wextra -Werror; then run (the library
+#    found through LD_LIBRARY_PATH, as the README's Install section says).
+#    It must exit 0.
+# 4. The same programs again through find_package(readmostly) in a CMake
+#    project of their own (readmostly::readmostly and
+#    readmostly::readmostly_static), built and run.
+# Any failure names the README line of the program.
+set -euo pipefail
+src=$1 build=$2 work=$3 cc=${4:-cc} cmake=${5:-cmake}
+readme=$src/README.md
+
+fail() { echo "install test: $*" >&2; exit 1; }
+command -v pkg-config >/dev/null || { echo "SKIP: pkg-config is not installed"; exit 77; }
+
+rm -rf "$work"
+mkdir -p "$work/examples"
+
+# ---- 1. install, then move ------------------------------------------------
+"$cmake" --install "$build" --prefix "$work/staged" >"$work/install.log" 2>&1 ||
+  { cat "$work/install.log" >&2; fail "cmake --install $build failed (build every target first)"; }
+mv "$work/staged" "$work/prefix"
+prefix=$work/prefix
+pcfile=$(find "$prefix" -name readmostly.pc -print -quit)
+[ -n "$pcfile" ] || fail "no readmostly.pc installed"
+pcdir=$(dirname "$pcfile")
+libdir=$(dirname "$(find "$prefix" -name 'libreadmostly.so' -print -quit)")
+export PKG_CONFIG_PATH=$pcdir
+# The flags must point into the moved tree.
+for var in libdir includedir; do
+  got=$(realpath -m "$(pkg-config --variable=$var readmostly)")
+  case $got in "$(realpath "$prefix")"/*) ;;
+    *) fail "pkg-config's $var is $got, outside the installed tree $prefix" ;;
+  esac
+done
+
+# ---- 2. the README's C blocks ---------------------------------------------
+# manifest: NAME <TAB> README line <TAB> build command
+awk -v out="$work/examples" -v manifest="$work/manifest" '
+  function finish_cmd() { if (name != "" && cmd == "") missing[name] = start }
+  /^```c( |$)/ {
+    if (in_block) { print "README.md:" NR ": a block opens inside another" > "/dev/stderr"; bad = 1 }
+    in_block = 1; kind = "c"
+    if (match($0, /example=[A-Za-z0-9_.-]+\.c/)) {
+      finish_cmd()
+      name = substr($0, RSTART + 8, RLENGTH - 8); start = NR; cmd = ""
+      if (name in seen) { print "README.md:" NR ": a second program named " name > "/dev/stderr"; bad = 1 }
+      seen[name] = NR; order[++n] = name
+      file = out "/" name; printf "" > file
+      kind = "example"
+    } else if ($0 !~ /fragment/) {
+      print "README.md:" NR ": a C block that is not marked: open it with ```c example=NAME.c " \
+            "(a whole program, built and run by this test) or ```c fragment" > "/dev/stderr"
+      bad = 1
+    } else {
+      finish_cmd(); name = ""
+    }
+    next
+  }
+  /^```sh/ { in_block = 1; kind = "sh"; next }
+  /^```/ {
+    if (in_block) { in_block = 0; if (kind == "example") close(file) }
+    else { in_block = 1; kind = "other" }
+    next
+  }
+  in_block && kind == "example" { print > file; next }
+  in_block && kind == "sh" && name != "" && cmd == "" && $0 ~ /^cc / && index($0, name) {
+    cmd = $0; sub(/[ \t]+#.*$/, "", cmd); cmds[name] = cmd; next
+  }
+  END {
+    finish_cmd()
+    for (k in missing) { print "README.md:" missing[k] ": " k " has no build command " \
+                           "(a line starting \"cc \" naming it in a ```sh block after it)" > "/dev/stderr"; bad = 1 }
+    for (i = 1; i <= n; i++) printf "%s\t%s\t%s\n", order[i], seen[order[i]], cmds[order[i]] > manifest
+    exit bad
+  }' "$readme" || fail "README.md's C blocks are not all marked and complete (above)"
+[ -s "$work/manifest" ] || fail "README.md has no program marked \`\`\`c example=NAME.c"
+
+# ---- 3. through pkg-config, with the printed command -----------------------
+n=0
+while IFS=$'\t' read -r name line cmd; do
+  exe=${name%.c}
+  # The printed command, with the configured compiler and warnings as errors.
+  run="${cmd/#cc /$cc } -Wall -Wextra -Werror"
+  echo "README.md:$line: $name: $run"
+  (cd "$work/examples" && eval "$run") >"$work/$exe.build.log" 2>&1 ||
+    { cat "$work/$exe.build.log" >&2; fail "README.md:$line: $name does not build with: $cmd"; }
+  [ -x "$work/examples/$exe" ] || fail "README.md:$line: '$cmd' does not make ./$exe"
+  (cd "$work/examples" && LD_LIBRARY_PATH=$libdir timeout 120 "./$exe") >"$work/$exe.run.log" 2>&1 ||
+    { cat "$work/$exe.run.log" >&2; fail "README.md:$line: ./$exe (pkg-config build) failed"; }
+  n=$((n + 1))
+done <"$work/manifest"
+
+# ---- 4. through find_package -----------------------------------------------
+proj=$work/cmake-project
+mkdir -p "$proj"
+{
+  echo "cmake_minimum_required(VERSION 3.25)"
+  echo "project(readme_examples C)"
+  echo "find_package(readmostly REQUIRED)"
+  echo "message(STATUS \"readmostly_DIR: \${readmostly_DIR}\")"
+  while IFS=$'\t' read -r name _ cmd; do
+    exe=${name%.c}
+    echo "add_executable($exe $work/examples/$name)"
+    echo "target_link_libraries($exe PRIVATE readmostly::readmostly)"
+    echo "add_executable(${exe}_static $work/examples/$name)"
+    echo "target_link_libraries(${exe}_static PRIVATE readmostly::readmostly_static)"
+    echo "target_compile_options($exe PRIVATE -Wall -Wextra -Werror)"
+    echo "target_compile_options(${exe}_static PRIVATE -Wall -Wextra -Werror)"
+    # The programs that the README builds with -DNDEBUG get it here too.
+    if [[ $cmd == *-DNDEBUG* ]]; then
+      echo "target_compile_definitions($exe PRIVATE NDEBUG)"
+      echo "target_compile_definitions(${exe}_static PRIVATE NDEBUG)"
+    fi
+  done <"$work/manifest"
+} >"$proj/CMakeLists.txt"
+"$cmake" -S "$proj" -B "$proj/build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_COMPILER="$cc" \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$work/cmake.log" 2>&1 ||
+  { cat "$work/cmake.log" >&2; fail "find_package(readmostly) from $prefix failed"; }
+grep -q "readmostly_DIR: $prefix/" "$work/cmake.log" ||
+  fail "find_package(readmostly) did not use the installed tree $prefix"
+"$cmake" --build "$proj/build" -j2 >"$work/cmake-build.log" 2>&1 ||
+  { cat "$work/cmake-build.log" >&2; fail "the README programs do not build through find_package"; }
+while IFS=$'\t' read -r name line _; do
+  exe=${name%.c}
+  for v in "$exe" "${exe}_static"; do
+    # No LD_LIBRARY_PATH: CMake's build RPATH must find the library.
+    (cd "$work/examples" && timeout 120 "$proj/build/$v") >"$work/$v.cmake-run.log" 2>&1 ||
+      { cat "$work/$v.cmake-run.log" >&2; fail "README.md:$line: $v (find_package build) failed"; }
+  done
+done <"$work/manifest"
+
+echo "install test: $n README programs built and run through pkg-config and find_package" \
+     "(shared and static) against an installed copy moved to $prefix"
