@@ -9,6 +9,7 @@
  *   r = rm_rlu_list_remove(self, l, 42);             // 1 removed, 0 absent, -ENOMEM
  *   r = rm_rlu_list_contains(self, l, 42);           // 1 or 0
  *   rm_rlu_list_destroy(l);                          // no section may run
+ *   // inside a section of your own: rm_rlu_list_add_in / rm_rlu_list_remove_in
  *
  * DESCRIPTION
  *   Nodes are RLU objects in ascending key order between two sentinels
@@ -87,12 +88,10 @@ static inline int rm_rlu_list_contains(rm_rlu_ctx *self, struct rm_rlu_list *l, 
   return found;
 }
 
-/* Enter an update section; locate the first node with key >= key and its
- * predecessor. */
+/* Inside a section: the first node with key >= key and its predecessor
+ * (our own copies where we have locked nodes). */
 static inline void rm_rlu_list_find_(rm_rlu_ctx *self, struct rm_rlu_list *l, int64_t key,
                                      struct rm_rlu_node **pprev, struct rm_rlu_node **pnext) {
-  if (l->coarse) rm_rlu_writer_lock(self);
-  else rm_rlu_reader_lock(self);
   struct rm_rlu_node *prev = RM_RLU_DEREF(self, l->head);
   struct rm_rlu_node *next = RM_RLU_DEREF(self, prev->next);
   while (next->key < key) {
@@ -103,54 +102,67 @@ static inline void rm_rlu_list_find_(rm_rlu_ctx *self, struct rm_rlu_list *l, in
   *pnext = next;
 }
 
+/*
+ * The update steps alone, for a section the caller opened (several steps in
+ * one section commit together: the torture test moves a key this way).
+ * Return 1 (done), 0 (present / absent), -EBUSY (conflict: abort the
+ * section and retry) or -ENOMEM (abort).
+ */
+static inline int rm_rlu_list_add_in(rm_rlu_ctx *self, struct rm_rlu_list *l, int64_t key) {
+  struct rm_rlu_node *prev, *next;
+  rm_rlu_list_find_(self, l, key, &prev, &next);
+  if (next->key == key) return 0;
+  int r = RM_RLU_TRY_LOCK(self, &prev);
+  if (r == 0) r = RM_RLU_TRY_LOCK(self, &next);
+  if (r != 0) return -r;
+  struct rm_rlu_node *n = (struct rm_rlu_node *)rm_rlu_alloc(sizeof *n);
+  if (n == NULL) return -ENOMEM;
+  n->key = key;
+  rm_rlu_assign_ptr(&n->next, next);
+  rm_rlu_assign_ptr(&prev->next, n);
+  return 1;
+}
+
+static inline int rm_rlu_list_remove_in(rm_rlu_ctx *self, struct rm_rlu_list *l, int64_t key) {
+  struct rm_rlu_node *prev, *next;
+  rm_rlu_list_find_(self, l, key, &prev, &next);
+  if (next->key != key) return 0;
+  int r = RM_RLU_TRY_LOCK(self, &prev);
+  if (r == 0) r = RM_RLU_TRY_LOCK(self, &next);
+  if (r == 0) r = rm_rlu_free(self, next);
+  if (r != 0) return -r;
+  rm_rlu_assign_ptr(&prev->next, RM_RLU_DEREF(self, next->next));
+  return 1;
+}
+
+static inline void rm_rlu_list_enter_update_(rm_rlu_ctx *self, struct rm_rlu_list *l) {
+  if (l->coarse) rm_rlu_writer_lock(self);
+  else rm_rlu_reader_lock(self);
+}
+
 static inline int rm_rlu_list_add(rm_rlu_ctx *self, struct rm_rlu_list *l, int64_t key) {
   for (;;) {
-    struct rm_rlu_node *prev, *next;
-    rm_rlu_list_find_(self, l, key, &prev, &next);
-    if (next->key == key) {
+    rm_rlu_list_enter_update_(self, l);
+    int r = rm_rlu_list_add_in(self, l, key);
+    if (r >= 0) {
       rm_rlu_reader_unlock(self);
-      return 0;
+      return r;
     }
-    int r = RM_RLU_TRY_LOCK(self, &prev);
-    if (r == 0) r = RM_RLU_TRY_LOCK(self, &next);
-    if (r != 0) {
-      rm_rlu_abort(self);
-      if (r == ENOMEM) return -ENOMEM;
-      continue;
-    }
-    struct rm_rlu_node *n = (struct rm_rlu_node *)rm_rlu_alloc(sizeof *n);
-    if (n == NULL) {
-      rm_rlu_abort(self);
-      return -ENOMEM;
-    }
-    n->key = key;
-    rm_rlu_assign_ptr(&n->next, next);
-    rm_rlu_assign_ptr(&prev->next, n);
-    rm_rlu_reader_unlock(self);
-    return 1;
+    rm_rlu_abort(self);
+    if (r == -ENOMEM) return r;
   }
 }
 
 static inline int rm_rlu_list_remove(rm_rlu_ctx *self, struct rm_rlu_list *l, int64_t key) {
   for (;;) {
-    struct rm_rlu_node *prev, *next;
-    rm_rlu_list_find_(self, l, key, &prev, &next);
-    if (next->key != key) {
+    rm_rlu_list_enter_update_(self, l);
+    int r = rm_rlu_list_remove_in(self, l, key);
+    if (r >= 0) {
       rm_rlu_reader_unlock(self);
-      return 0;
+      return r;
     }
-    struct rm_rlu_node *after = RM_RLU_DEREF(self, next->next);
-    int r = RM_RLU_TRY_LOCK(self, &prev);
-    if (r == 0) r = RM_RLU_TRY_LOCK(self, &next);
-    if (r == 0) r = rm_rlu_free(self, next);
-    if (r != 0) {
-      rm_rlu_abort(self);
-      if (r == ENOMEM) return -ENOMEM;
-      continue;
-    }
-    rm_rlu_assign_ptr(&prev->next, after);
-    rm_rlu_reader_unlock(self);
-    return 1;
+    rm_rlu_abort(self);
+    if (r == -ENOMEM) return r;
   }
 }
 
