@@ -94,7 +94,8 @@ struct rm_rlu_ctx {
   uint64_t run_cnt;        /* odd: inside a section */
   uint64_t local_clock;
   uint64_t write_clock;    /* UINT64_MAX: nothing to steal */
-  char pad0[RM_CACHE_SECTOR - 3 * sizeof(uint64_t)];
+  uint32_t sync_request;   /* deferral: another writer needs our locks */
+  char pad0[RM_CACHE_SECTOR - 3 * sizeof(uint64_t) - sizeof(uint32_t)];
   /* Private to the owning thread. */
   bool is_writer;
   bool holds_writer_lock;
@@ -104,8 +105,10 @@ struct rm_rlu_ctx {
   struct rlu_log log[2];
   int cur;                 /* log[cur] takes this section's copies */
   struct log_mark mark;    /* log position at section entry */
-  void **frees;            /* objects freed by the current section */
+  void **frees;            /* objects freed by committed (deferred) and current sections */
   size_t nfrees, capfrees;
+  size_t frees_mark;       /* nfrees at section entry */
+  unsigned ndeferred;      /* committed sections whose synchronize is deferred */
   /* Statistics: written by the owner with relaxed stores, read by others. */
   struct rm_rlu_stats st;
 } RM_ALIGNED;
@@ -255,7 +258,8 @@ static void entry_write_back(rm_rlu_ctx *c, struct rm_rlu_entry *e) {
 RM_API int rm_rlu_init(const struct rm_rlu_options *opt) {
   struct rm_rlu_options o = {.flavor = RM_RLU_FINE, .log_chunk = 4096};
   if (opt != NULL) o = *opt;
-  if ((o.flavor != RM_RLU_FINE && o.flavor != RM_RLU_COARSE) || o.max_defer > 1)
+  if ((o.flavor != RM_RLU_FINE && o.flavor != RM_RLU_COARSE) ||
+      (o.flavor == RM_RLU_COARSE && o.max_defer > 1))
     return EINVAL;
   if (o.log_chunk == 0) o.log_chunk = 4096;
   o.log_chunk = round16(o.log_chunk);
@@ -281,6 +285,8 @@ static void stats_add(struct rm_rlu_stats *to, const struct rm_rlu_stats *from) 
   to->sync_waits += rm_atomic_load_relaxed(&from->sync_waits);
   to->log_chunks += rm_atomic_load_relaxed(&from->log_chunks);
   to->frees += rm_atomic_load_relaxed(&from->frees);
+  to->deferred += rm_atomic_load_relaxed(&from->deferred);
+  to->sync_requests += rm_atomic_load_relaxed(&from->sync_requests);
 }
 
 static void on_thread_exit(void *arg) {
@@ -344,10 +350,12 @@ nomem:
 }
 
 static void synchronize(rm_rlu_ctx *self, uint64_t wc);
+static void flush(rm_rlu_ctx *c);
 
 RM_API void rm_rlu_thread_unregister(rm_rlu_ctx *c) {
   if (c == NULL) return;
   RM_ASSERT(!(c->run_cnt & 1), "rm_rlu_thread_unregister inside a section");
+  flush(c); /* deferred sections are committed, never lost */
   /* The log used by the last commit may still be read by stealers that
    * started before that commit finished: one more grace period, then both
    * logs are free. */
@@ -407,7 +415,9 @@ RM_API bool rm_rlu_in_section(const rm_rlu_ctx *c) { return (c->run_cnt & 1) != 
 
 RM_API void rm_rlu_reader_lock(rm_rlu_ctx *c) {
   RM_ASSERT(!(c->run_cnt & 1), "rm_rlu_reader_lock: already inside a section");
+  if (RM_UNLIKELY(c->ndeferred != 0) && rm_atomic_load_relaxed(&c->sync_request)) flush(c);
   c->is_writer = false;
+  c->frees_mark = c->nfrees;
   c->section++;
   log_mark(&c->log[c->cur], &c->mark);
   rm_atomic_store_relaxed(&c->run_cnt, c->run_cnt + 1);
@@ -449,9 +459,25 @@ RM_API int rm_rlu_try_lock(rm_rlu_ctx *c, void **pobj) {
   /* L1 again: a lock we see comes with its entry. */
   void *copy = rm_atomic_load_acquire(&h->copy);
   if (copy != NULL) {
-    if (rm_atomic_load_relaxed(&ENTRY_OF_COPY(copy)->owner) == c) {
-      *pobj = copy;
-      return 0;
+    struct rm_rlu_entry *oe = ENTRY_OF_COPY(copy);
+    rm_rlu_ctx *owner = rm_atomic_load_relaxed(&oe->owner);
+    if (owner == c) {
+      if (oe->section == c->section) {
+        *pobj = copy;
+        return 0;
+      }
+      /* Locked by one of our deferred sections: its copy must not change
+       * under an abort of this one.  Fail; our checkpoint will flush. */
+      rm_atomic_store_relaxed(&c->sync_request, 1u);
+      STAT(c, conflicts);
+      return EBUSY;
+    }
+    if (g.opt.max_defer > 1) {
+      /* Ask the owner to flush (an atomic store: several requesters may
+       * ask at once).  If it has already flushed, the store is harmless:
+       * its next checkpoint flushes nothing. */
+      rm_atomic_store_relaxed(&owner->sync_request, 1u);
+      STAT(c, sync_requests);
     }
     STAT(c, conflicts);
     return EBUSY;
@@ -582,6 +608,8 @@ static uint64_t clock_step(rm_rlu_ctx *c) {
 
 static void commit(rm_rlu_ctx *c) {
   struct rlu_log *l = &c->log[c->cur];
+  c->ndeferred = 0;
+  rm_atomic_store_relaxed(&c->sync_request, 0u);
   uint64_t wc = clock_step(c);
   /* W3: the clock store before synchronize's run counter loads (pairs with
    * R1). */
@@ -593,12 +621,28 @@ static void commit(rm_rlu_ctx *c) {
   /* W4: release; a section that sees "no stealing" sees the write-back. */
   rm_atomic_store_release(&c->write_clock, NO_CLOCK);
   free_pending(c);
-  STAT(c, commits);
   /* Swap: the other log was last used by the previous commit; the
    * synchronize above began after that commit unlocked its objects, so no
    * section can still be reading it (invariant 5). */
   c->cur ^= 1;
   log_reset(&c->log[c->cur]);
+}
+
+/* Commit whatever deferred sections left in the log (outside a section). */
+static void flush(rm_rlu_ctx *c) {
+  if (c->log[c->cur].bytes != 0 || c->nfrees != 0) commit(c);
+  c->ndeferred = 0;
+  rm_atomic_store_relaxed(&c->sync_request, 0u);
+}
+
+RM_API void rm_rlu_sync(rm_rlu_ctx *c) {
+  RM_ASSERT(!(c->run_cnt & 1), "rm_rlu_sync inside a section");
+  flush(c);
+}
+
+RM_API void rm_rlu_sync_checkpoint(rm_rlu_ctx *c) {
+  RM_ASSERT(!(c->run_cnt & 1), "rm_rlu_sync_checkpoint inside a section");
+  if (c->ndeferred != 0 && rm_atomic_load_relaxed(&c->sync_request)) flush(c);
 }
 
 RM_API void rm_rlu_reader_unlock(rm_rlu_ctx *c) {
@@ -608,7 +652,18 @@ RM_API void rm_rlu_reader_unlock(rm_rlu_ctx *c) {
   rm_atomic_store_release(&c->run_cnt, c->run_cnt + 1);
   if (c->is_writer) {
     c->is_writer = false;
-    if (c->log[c->cur].bytes != 0 || c->nfrees != 0) commit(c);
+    STAT(c, commits);
+    if (g.opt.max_defer > 1) {
+      /* Deferral: the section is committed into the log; its copies stay
+       * private (write clock UINT64_MAX) and its objects locked until a
+       * flush: at max_defer sections, or when another writer asks. */
+      c->ndeferred++;
+      if (c->ndeferred < g.opt.max_defer && !rm_atomic_load_relaxed(&c->sync_request)) {
+        STAT(c, deferred);
+        return;
+      }
+    }
+    flush(c);
   }
   release_writer_lock(c);
 }
@@ -622,11 +677,12 @@ RM_API void rm_rlu_abort(rm_rlu_ctx *c) {
      * space can be reused at once (invariant 5). */
     log_each(l, &c->mark, entry_unlock, c);
     log_truncate(l, &c->mark);
-    c->nfrees = 0;
+    c->nfrees = c->frees_mark;
     c->is_writer = false;
   }
   STAT(c, aborts);
   release_writer_lock(c);
+  rm_rlu_sync_checkpoint(c);
 }
 
 /* ---- statistics -------------------------------------------------------- */
@@ -646,10 +702,12 @@ RM_API void rm_rlu_stats_print(FILE *f) {
   rm_rlu_stats_get(&s);
   fprintf(f,
           "rlu: commits=%llu aborts=%llu conflicts=%llu steals=%llu syncs=%llu "
-          "sync_waits=%llu log_chunks=%llu frees=%llu clock=%llu%s\n",
+          "sync_waits=%llu log_chunks=%llu frees=%llu deferred=%llu sync_requests=%llu "
+          "clock=%llu%s\n",
           (unsigned long long)s.commits, (unsigned long long)s.aborts,
           (unsigned long long)s.conflicts, (unsigned long long)s.steals,
           (unsigned long long)s.syncs, (unsigned long long)s.sync_waits,
           (unsigned long long)s.log_chunks, (unsigned long long)s.frees,
+          (unsigned long long)s.deferred, (unsigned long long)s.sync_requests,
           (unsigned long long)rm_rlu_clock(), g.opt.stats ? "" : " (statistics off)");
 }

@@ -74,6 +74,24 @@
  *   a section that holds it never sees EBUSY and never has to abort.
  *   Readers of both flavors are the same.
  *
+ *   Deferral (fine-grained, rm_rlu_options.max_defer = N > 1; the paper's
+ *   section 3.7).  A writer's commit only closes the section in its log: the
+ *   objects stay locked, the copies private, and the clock, synchronize and
+ *   write-back are skipped until N sections have accumulated, or another
+ *   writer's rm_rlu_try_lock() meets one of the locked objects (EBUSY for
+ *   it, and a sync request for the owner, served at the owner's next
+ *   rm_rlu_reader_lock(), rm_rlu_abort() or rm_rlu_sync_checkpoint()), or
+ *   the owner calls rm_rlu_sync() or unregisters (or exits).  THIS GIVES UP
+ *   LINEARIZABILITY: until then, sections of other threads do not see the
+ *   deferred updates, even sections that begin after the writer's
+ *   rm_rlu_reader_unlock() returned (the writer's own sections do see
+ *   them).  Use it where readers tolerate stale data between sync points,
+ *   and call rm_rlu_sync() where they must not.  A deferring thread that
+ *   stops calling RLU keeps its objects locked (other writers abort and
+ *   retry) until it syncs or exits.  A try_lock of an object locked by one
+ *   of the caller's own deferred sections returns EBUSY and makes the next
+ *   checkpoint flush.
+ *
  *   Write skew.  RLU locks what a section writes, not what it reads: two
  *   sections may each read an object the other writes and both commit.  A
  *   section whose decision depends on an object it does not modify must
@@ -108,7 +126,8 @@
  *   rm_rlu_lock() (coarse-grained) returns 0 or ENOMEM.  rm_rlu_free()
  *   returns 0 or ENOMEM (the free list could not grow; abort).
  *   rm_rlu_try_writer_lock() returns 0, or EBUSY when another context holds
- *   the writer lock (abort and retry).
+ *   the writer lock (abort and retry).  rm_rlu_init() returns EINVAL for
+ *   max_defer > 1 with the coarse-grained flavor.
  *
  * ERRORS
  *   Misuse is a bug: entering a section inside a section, leaving one that
@@ -145,7 +164,8 @@ enum rm_rlu_flavor {
 
 struct rm_rlu_options {
   enum rm_rlu_flavor flavor;
-  unsigned max_defer;    /* reserved: 0 or 1 (no deferral); see docs/rlu.md */
+  unsigned max_defer;    /* fine-grained: defer synchronize over up to this many
+                            sections (0 or 1: no deferral); see DEFERRAL */
   bool stats;            /* count slow-path events per context */
   size_t log_chunk;      /* first chunk of a write-log, bytes (0: 4096) */
   size_t max_log_bytes;  /* a section's copies beyond this fail (0: no limit) */
@@ -179,6 +199,8 @@ RM_API int rm_rlu_free(rm_rlu_ctx *self, void *obj);
 RM_API void rm_rlu_reader_lock(rm_rlu_ctx *self);
 RM_API void rm_rlu_reader_unlock(rm_rlu_ctx *self);
 RM_API void rm_rlu_abort(rm_rlu_ctx *self);
+RM_API void rm_rlu_sync(rm_rlu_ctx *self);
+RM_API void rm_rlu_sync_checkpoint(rm_rlu_ctx *self);
 RM_API bool rm_rlu_in_section(const rm_rlu_ctx *self);
 
 RM_API void *rm_rlu_deref_slowpath(rm_rlu_ctx *self, void *obj, void *copy);
@@ -233,6 +255,8 @@ struct rm_rlu_stats {
   uint64_t sync_waits;     /* contexts a synchronize had to wait for */
   uint64_t log_chunks;     /* log chunks allocated */
   uint64_t frees;          /* objects freed after a commit */
+  uint64_t deferred;       /* sections whose synchronize was deferred */
+  uint64_t sync_requests;  /* requests sent to a deferring owner */
 };
 RM_API void rm_rlu_stats_get(struct rm_rlu_stats *out);
 RM_API void rm_rlu_stats_print(FILE *f);

@@ -2,7 +2,7 @@
  * rlu_torture - RLU under torture, with an oracle.
  *
  *   rlu_torture --mode accounts|list [--flavor fine|coarse] [--readers N]
- *               [--writers N] [--seconds S] [--size N]
+ *               [--writers N] [--seconds S] [--size N] [--defer N]
  *
  * accounts: a directory object points to N account objects holding 1000
  *   each.  Writers move a random amount between two or three accounts in
@@ -13,6 +13,8 @@
  * list: a sorted list of N even keys.  Writers, in one section, remove a
  *   present key and add an absent one, so the list always holds N keys.
  *   Readers walk it and must find N keys, ascending, all even.
+ *
+ * --defer N: fine-grained with deferral (readers still see whole commits).
  *
  * Any violation prints what was seen and exits 1.  Run with more threads
  * than CPUs; writers yield at random between locking and committing.
@@ -193,6 +195,7 @@ static void list_reader(unsigned seed) {
 
 static int nreaders = 4, nwriters = 2;
 static bool list_mode;
+static unsigned defer;
 
 static void worker(void *arg, int i) {
   (void)arg;
@@ -216,6 +219,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--writers")) nwriters = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--seconds")) seconds = atof(argv[i + 1]);
     else if (!strcmp(argv[i], "--size")) nacct = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--defer")) defer = (unsigned)atoi(argv[i + 1]);
     else {
       fprintf(stderr, "usage: rlu_torture --mode accounts|list [--flavor fine|coarse] "
                       "[--readers N] [--writers N] [--seconds S] [--size N]\n");
@@ -225,7 +229,7 @@ int main(int argc, char **argv) {
   const char *scale = getenv("READMOSTLY_TORTURE_SCALE");
   if (scale != NULL && atoi(scale) > 0) seconds *= atoi(scale);
   struct rm_rlu_options o = {.flavor = coarse ? RM_RLU_COARSE : RM_RLU_FINE, .stats = true,
-                             .log_chunk = 256};
+                             .log_chunk = 256, .max_defer = defer};
   CHECK_ERR(rm_rlu_init(&o), 0);
   if (list_mode) {
     list = rm_rlu_list_create_flavor(coarse);
@@ -247,10 +251,11 @@ int main(int argc, char **argv) {
   struct rm_rlu_stats st;
   rm_rlu_stats_get(&st);
   printf("rlu_torture: %s %s, %d readers %d writers: %lld reads, %lld writes, aborts %llu, "
-         "steals %llu, syncs %llu, sync waits %llu\n",
+         "steals %llu, syncs %llu, sync waits %llu, deferred %llu, sync requests %llu\n",
          list_mode ? "list" : "accounts", coarse ? "coarse" : "fine", nreaders, nwriters, reads,
          writes, (unsigned long long)st.aborts, (unsigned long long)st.steals,
-         (unsigned long long)st.syncs, (unsigned long long)st.sync_waits);
+         (unsigned long long)st.syncs, (unsigned long long)st.sync_waits,
+         (unsigned long long)st.deferred, (unsigned long long)st.sync_requests);
   CHECK(reads > 0);
   CHECK(nwriters == 0 || writes > 0);
   if (list_mode) {

@@ -336,7 +336,7 @@ static void test_coarse(void) {
   rm_rlu_ctx *self = rm_rlu_thread_register();
   struct rm_rlu_options o = {.flavor = RM_RLU_FINE};
   CHECK_ERR(rm_rlu_init(&o), EBUSY);
-  o.max_defer = 7;
+  o.flavor = (enum rm_rlu_flavor)5;
   CHECK_ERR(rm_rlu_init(&o), EINVAL);
   A = rm_rlu_alloc(sizeof *A);
   A->v = 0;
@@ -489,6 +489,109 @@ static void test_exit(void) {
   rm_rlu_free(NULL, B);
 }
 
+/* Deferral: committed sections stay invisible to other threads until a
+ * flush (max_defer sections, a sync request, rm_rlu_sync, unregister), and
+ * visible to the writer's own sections. */
+static long peek(struct acct *x) {
+  rm_rlu_ctx *self = rm_rlu_thread_register();
+  rm_rlu_reader_lock(self);
+  long v = RM_RLU_DEREF(self, x)->v;
+  rm_rlu_reader_unlock(self);
+  rm_rlu_thread_unregister(self);
+  return v;
+}
+static void *peek_thread(void *arg) { return (void *)(intptr_t)peek(arg); }
+static long peek_other(struct acct *x) {
+  pthread_t t;
+  void *r;
+  pthread_create(&t, NULL, peek_thread, x);
+  pthread_join(t, &r);
+  return (long)(intptr_t)r;
+}
+static void bump(rm_rlu_ctx *self, struct acct *x) {
+  for (;;) {
+    rm_rlu_reader_lock(self);
+    struct acct *p = x;
+    int r = RM_RLU_TRY_LOCK(self, &p);
+    if (r == 0) {
+      p->v++;
+      rm_rlu_reader_unlock(self);
+      return;
+    }
+    CHECK_ERR(r, EBUSY);
+    rm_rlu_abort(self);
+  }
+}
+static void *bump_thread(void *arg) {
+  rm_rlu_ctx *self = rm_rlu_thread_register();
+  set_phase(1);
+  bump(self, arg); /* meets the deferred lock: requests a sync, retries */
+  rm_rlu_thread_unregister(self);
+  return NULL;
+}
+
+static void test_defer(void) {
+  struct rm_rlu_options o = {.flavor = RM_RLU_COARSE, .max_defer = 3};
+  CHECK_ERR(rm_rlu_init(&o), EINVAL);
+  o.flavor = RM_RLU_FINE;
+  o.stats = true;
+  CHECK_ERR(rm_rlu_init(&o), 0);
+  rm_rlu_ctx *self = rm_rlu_thread_register();
+  A = rm_rlu_alloc(sizeof *A);
+  B = rm_rlu_alloc(sizeof *B);
+  A->v = 0;
+  B->v = 0;
+  uint64_t clk = rm_rlu_clock();
+  bump(self, A);                      /* deferred 1 */
+  CHECK_EQ(rm_rlu_clock(), clk);      /* no clock step, no synchronize */
+  CHECK_EQ(peek_other(A), 0);         /* invisible to others */
+  rm_rlu_reader_lock(self);
+  CHECK_EQ(RM_RLU_DEREF(self, A)->v, 1); /* visible to us */
+  rm_rlu_reader_unlock(self);
+  bump(self, B);                      /* deferred 2 */
+  CHECK_EQ(peek_other(B), 0);
+  struct acct *c3 = rm_rlu_alloc(sizeof *c3);
+  c3->v = 0;
+  bump(self, c3);                     /* third section: flush */
+  CHECK_EQ(rm_rlu_clock(), clk + 1);
+  CHECK_EQ(A->v, 1);
+  CHECK_EQ(B->v, 1);
+  CHECK_EQ(c3->v, 1);
+  CHECK(RM_RLU_HDR(A)->copy == NULL && RM_RLU_HDR(B)->copy == NULL);
+  rm_rlu_free(NULL, c3);
+
+  /* Self conflict: A locked by an earlier deferred section of ours. */
+  bump(self, A); /* deferred; the next bump of A aborts once, flushes, retries */
+  bump(self, A);
+  CHECK_EQ(peek_other(A), 2);         /* the first was flushed by the retry */
+  rm_rlu_sync(self);                  /* explicit sync point */
+  CHECK_EQ(A->v, 3);
+
+  /* A sync request from another writer. */
+  bump(self, A);                      /* deferred: A locked */
+  phase = 0;
+  pthread_t t;
+  pthread_create(&t, NULL, bump_thread, A);
+  wait_phase(1);
+  struct rm_rlu_stats st;
+  do {
+    rm_rlu_stats_get(&st);
+    usleep(100);
+  } while (st.sync_requests == 0);
+  rm_rlu_reader_lock(self);           /* checkpoint: flush */
+  rm_rlu_reader_unlock(self);
+  pthread_join(t, NULL);
+  CHECK_EQ(A->v, 5);
+
+  /* Unregister flushes. */
+  bump(self, B);
+  CHECK_EQ(B->v, 1);
+  rm_rlu_thread_unregister(self);
+  CHECK_EQ(B->v, 2);
+  rm_rlu_free(NULL, A);
+  rm_rlu_free(NULL, B);
+}
+
 /* The list against a plain array, one thread, both flavors. */
 static void test_list(bool coarse) {
   set_opts(coarse ? RM_RLU_COARSE : RM_RLU_FINE, 0, 0);
@@ -540,6 +643,7 @@ int main(void) {
   test_many();
   test_free();
   test_exit();
+  test_defer();
   test_list(false);
   test_list(true);
   rm_rlu_stats_print(stdout);
