@@ -41,7 +41,11 @@
  *   W2  writer: clock store, release.
  *   W3  writer: full fence after the clock step, before synchronize's loads.
  *   W4  writer: write clock reset to UINT64_MAX, release, after the unlocks.
+ *   R4  reader: local clock store is release; pairs with S2.
  *   S1  synchronize: run counter loads acquire (pairs with R3).
+ *   S2  synchronize: local clock loads acquire (pairs with R4): a context
+ *       skipped because its clock is >= wc has finished the section we
+ *       sampled, and that section's reads happen before our write-back.
  */
 #define _GNU_SOURCE
 #include <readmostly/rlu.h>
@@ -427,7 +431,11 @@ RM_API void rm_rlu_reader_lock(rm_rlu_ctx *c) {
   rm_fence_store_load();
   /* R2: acquire pairs with the step's release store (W2). */
   uint64_t l = rm_atomic_load_acquire(&g.clock);
-  rm_atomic_store_relaxed(&c->local_clock, l);
+  /* R4: release; a synchronize that reads this clock (S2) may skip us
+   * without seeing our run counter move: the release carries our earlier
+   * sections' reads (ordered before this store by R1's full fence, and by
+   * this release in the C11 model) to the writer's write-back. */
+  rm_atomic_store_release(&c->local_clock, l);
 }
 
 RM_API void *rm_rlu_deref_slowpath(rm_rlu_ctx *c, void *obj, void *copy) {
@@ -557,13 +565,16 @@ static void synchronize(rm_rlu_ctx *self, uint64_t wc) {
     /* S1: acquire pairs with R3. */
     uint64_t r = rm_atomic_load_acquire(&o->run_cnt);
     if (!(r & 1)) continue;
-    if (rm_atomic_load_relaxed(&o->local_clock) >= wc) continue; /* began after the step */
+    /* S2: acquire, pairs with R4.  A clock >= wc may come from a later
+     * section than the one whose run counter we sampled: that section
+     * began after the step, and the sampled one is over. */
+    if (rm_atomic_load_acquire(&o->local_clock) >= wc) continue; /* began after the step */
     STAT(self, sync_waits);
     rm_backoff_t b = RM_BACKOFF_INIT;
     for (;;) {
       rm_backoff_wait(&b);
       if (rm_atomic_load_acquire(&o->run_cnt) != r) break;
-      if (rm_atomic_load_relaxed(&o->local_clock) >= wc) break;
+      if (rm_atomic_load_acquire(&o->local_clock) >= wc) break; /* S2 */
     }
   }
 }
