@@ -98,8 +98,9 @@ struct rm_rlu_ctx {
   uint64_t run_cnt;        /* odd: inside a section */
   uint64_t local_clock;
   uint64_t write_clock;    /* UINT64_MAX: nothing to steal */
+  uint64_t unlocks;        /* bumped (release) after each batch of unlocks */
   uint32_t sync_request;   /* deferral: another writer needs our locks */
-  char pad0[RM_CACHE_SECTOR - 3 * sizeof(uint64_t) - sizeof(uint32_t)];
+  char pad0[RM_CACHE_SECTOR - 4 * sizeof(uint64_t) - sizeof(uint32_t)];
   /* Private to the owning thread. */
   bool is_writer;
   bool holds_writer_lock;
@@ -113,6 +114,8 @@ struct rm_rlu_ctx {
   size_t nfrees, capfrees;
   size_t frees_mark;       /* nfrees at section entry */
   unsigned ndeferred;      /* committed sections whose synchronize is deferred */
+  rm_rlu_ctx *conflict_owner; /* try_lock met its lock: abort waits a little */
+  uint64_t conflict_seen;  /* conflict_owner->unlocks then */
   /* Statistics: written by the owner with relaxed stores, read by others. */
   struct rm_rlu_stats st;
 } RM_ALIGNED;
@@ -276,6 +279,14 @@ RM_API int rm_rlu_init(const struct rm_rlu_options *opt) {
   pthread_mutex_unlock(&g.reg_lock);
   return 0;
 }
+
+RM_API void rm_rlu_options_get(struct rm_rlu_options *out) {
+  pthread_mutex_lock(&g.reg_lock);
+  *out = g.opt;
+  pthread_mutex_unlock(&g.reg_lock);
+}
+
+RM_API size_t rm_rlu_ctx_id(const rm_rlu_ctx *c) { return c->slot; }
 
 RM_API uint64_t rm_rlu_clock(void) { return rm_atomic_load_acquire(&g.clock); }
 
@@ -480,6 +491,8 @@ RM_API int rm_rlu_try_lock(rm_rlu_ctx *c, void **pobj) {
       STAT(c, conflicts);
       return EBUSY;
     }
+    c->conflict_owner = owner;
+    c->conflict_seen = rm_atomic_load_acquire(&owner->unlocks);
     if (g.opt.max_defer > 1) {
       /* Ask the owner to flush (an atomic store: several requesters may
        * ask at once).  If it has already flushed, the store is harmless:
@@ -631,6 +644,7 @@ static void commit(rm_rlu_ctx *c) {
   log_each(l, &all, entry_write_back, c);
   /* W4: release; a section that sees "no stealing" sees the write-back. */
   rm_atomic_store_release(&c->write_clock, NO_CLOCK);
+  rm_atomic_store_release(&c->unlocks, c->unlocks + 1);
   free_pending(c);
   /* Swap: the other log was last used by the previous commit; the
    * synchronize above began after that commit unlocked its objects, so no
@@ -687,6 +701,7 @@ RM_API void rm_rlu_abort(rm_rlu_ctx *c) {
     /* Our write clock is UINT64_MAX: nobody stole these copies, and the
      * space can be reused at once (invariant 5). */
     log_each(l, &c->mark, entry_unlock, c);
+    rm_atomic_store_release(&c->unlocks, c->unlocks + 1);
     log_truncate(l, &c->mark);
     c->nfrees = c->frees_mark;
     c->is_writer = false;
@@ -694,6 +709,19 @@ RM_API void rm_rlu_abort(rm_rlu_ctx *c) {
   STAT(c, aborts);
   release_writer_lock(c);
   rm_rlu_sync_checkpoint(c);
+  if (c->conflict_owner != NULL) {
+    /* We aborted because another context holds an object we need: retrying
+     * at once would only meet it again.  Wait, a bounded while and without
+     * sleeping (the owner may be idle with deferred locks), until it has
+     * released a batch of locks. */
+    rm_rlu_ctx *o = c->conflict_owner;
+    c->conflict_owner = NULL;
+    rm_backoff_t b = RM_BACKOFF_INIT;
+    for (unsigned i = 0; i < RM_BACKOFF_SPINS + RM_BACKOFF_YIELDS; i++) {
+      if (rm_atomic_load_acquire(&o->unlocks) != c->conflict_seen) break;
+      rm_backoff_wait(&b);
+    }
+  }
 }
 
 /* ---- statistics -------------------------------------------------------- */

@@ -190,6 +190,9 @@ struct rm_rlu_obj_hdr {
 #define RM_RLU_HDR(obj) ((struct rm_rlu_obj_hdr *)(obj) - 1)
 
 RM_API int rm_rlu_init(const struct rm_rlu_options *opt);
+RM_API void rm_rlu_options_get(struct rm_rlu_options *out);
+/* The context's slot number: small, unique among live contexts, reused. */
+RM_API size_t rm_rlu_ctx_id(const rm_rlu_ctx *self);
 RM_API rm_rlu_ctx *rm_rlu_thread_register(void);
 RM_API void rm_rlu_thread_unregister(rm_rlu_ctx *self);
 
