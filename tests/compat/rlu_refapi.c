@@ -36,7 +36,7 @@ typedef struct {
 
 static list_t buckets[N_BUCKETS];
 static int coarse;
-static volatile int stop;
+static int stop;
 
 typedef struct {
   long id;
@@ -152,7 +152,7 @@ static void *worker(void *arg) {
     self->is_no_quiescence = 0;
   }
   pthread_barrier_wait(d->barrier);
-  while (!stop) {
+  while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
     unsigned op = rnd(&d->seed) % 100;
     long k = (long)(rnd(&d->seed) % (unsigned)d->range) + 1;
     list_t *l = &buckets[k % N_BUCKETS];
@@ -190,7 +190,7 @@ int main(int argc, char **argv) {
   }
   pthread_barrier_wait(&barrier);
   usleep((useconds_t)ms * 1000);
-  stop = 1;
+  __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
   long expect = initial, ops = 0;
   for (int i = 0; i < nthreads; i++) {
     pthread_join(t[i], NULL);
