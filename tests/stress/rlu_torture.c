@@ -14,6 +14,8 @@
  *   present key and add an absent one, so the list always holds N keys.
  *   Readers walk it and must find N keys, ascending, all even.
  *
+ * pipe: the rcutorture-style test of the paper's section 4.7 (one writer,
+ *   --writers - 1 fake writers, readers): see pipe_writer below.
  * --defer N: fine-grained with deferral (readers still see whole commits).
  *
  * Any violation prints what was seen and exits 1.  Run with more threads
@@ -194,12 +196,121 @@ static void list_reader(unsigned seed) {
 }
 
 static int nreaders = 4, nwriters = 2;
-static bool list_mode;
+static bool list_mode, pipe_mode;
 static unsigned defer;
+
+/* ---- pipe: the rcutorture-style age test of the paper's section 4.7 ----
+ * One writer publishes a fresh element through the root object in a
+ * section, marks the element it replaced with age 1 before committing, and
+ * after the commit (whose synchronize is a grace period) ages every retired
+ * element by one per commit, freeing it at PIPE_MAX.  Fake writers commit
+ * sections of their own (more synchronize calls, more clock steps).
+ * Readers fetch the current element and read its age: an element can be
+ * seen with age 0 (current) or 1 (replaced, grace period not over), never
+ * more: age 2 would mean a grace period ended while a section that could
+ * see the element was still running. */
+#define PIPE_MAX 10
+struct pipe_elem {
+  int age;       /* atomics: the writer ages retired elements outside RLU */
+  long payload;  /* = ~serial, checked by readers */
+  long serial;
+};
+struct pipe_root {
+  struct pipe_elem *cur;
+};
+static struct pipe_root *proot;
+static long pipe_hist[PIPE_MAX + 1];
+
+static void pipe_writer(unsigned seed) {
+  rm_rlu_ctx *self = rm_rlu_thread_register();
+  struct pipe_elem *retired[PIPE_MAX];
+  int nret = 0;
+  long serial = 1, n = 0;
+  while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+    struct pipe_elem *e = malloc(sizeof *e);
+    CHECK(e != NULL);
+    e->age = 0;
+    e->serial = ++serial;
+    e->payload = ~e->serial;
+    enter_update(self);
+    struct pipe_root *r = proot;
+    int rc = RM_RLU_TRY_LOCK(self, &r);
+    if (rc != 0) {
+      CHECK_ERR(rc, EBUSY);
+      rm_rlu_abort(self);
+      free(e);
+      continue;
+    }
+    struct pipe_elem *old = r->cur;
+    __atomic_store_n(&r->cur, e, __ATOMIC_RELEASE); /* plain object: not an RLU pointer */
+    __atomic_store_n(&old->age, 1, __ATOMIC_RELEASE);
+    if (rnd(&seed) % 8 == 0) sched_yield();
+    rm_rlu_reader_unlock(self); /* grace period inside */
+    /* Age everything retired earlier, including `old`. */
+    for (int i = 0; i < nret; i++) __atomic_fetch_add(&retired[i]->age, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&old->age, 2, __ATOMIC_RELEASE);
+    if (nret == PIPE_MAX) {
+      free(retired[0]);
+      memmove(retired, retired + 1, sizeof retired[0] * (PIPE_MAX - 1));
+      nret--;
+    }
+    retired[nret++] = old;
+    n++;
+  }
+  for (int i = 0; i < nret; i++) free(retired[i]);
+  __atomic_fetch_add(&writes, n, __ATOMIC_RELAXED);
+  rm_rlu_thread_unregister(self);
+}
+
+static void pipe_fake_writer(unsigned seed) {
+  rm_rlu_ctx *self = rm_rlu_thread_register();
+  long *mine = rm_rlu_alloc(sizeof *mine);
+  *mine = 0;
+  while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+    enter_update(self);
+    long *p = mine;
+    CHECK_ERR(RM_RLU_TRY_LOCK(self, &p), 0);
+    (*p)++;
+    rm_rlu_reader_unlock(self);
+    if (rnd(&seed) % 4 == 0) usleep(rnd(&seed) % 100);
+  }
+  rm_rlu_thread_unregister(self);
+  rm_rlu_free(NULL, mine);
+}
+
+static void pipe_reader(unsigned seed) {
+  rm_rlu_ctx *self = rm_rlu_thread_register();
+  long n = 0, hist[PIPE_MAX + 1] = {0};
+  while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+    rm_rlu_reader_lock(self);
+    struct pipe_root *r = RM_RLU_DEREF(self, proot);
+    struct pipe_elem *e = __atomic_load_n(&r->cur, __ATOMIC_ACQUIRE);
+    if (rnd(&seed) % 4 == 0) sched_yield();
+    int age = __atomic_load_n(&e->age, __ATOMIC_ACQUIRE);
+    long payload = e->payload, serial = e->serial;
+    rm_rlu_reader_unlock(self);
+    if (age > 1 || payload != ~serial) {
+      fprintf(stderr, "rlu_torture: VIOLATION: pipe element %ld seen at age %d (payload %s)\n",
+              serial, age, payload == ~serial ? "intact" : "corrupt");
+      exit(1);
+    }
+    hist[age < PIPE_MAX ? age : PIPE_MAX]++;
+    n++;
+  }
+  for (int i = 0; i <= PIPE_MAX; i++) __atomic_fetch_add(&pipe_hist[i], hist[i], __ATOMIC_RELAXED);
+  __atomic_fetch_add(&reads, n, __ATOMIC_RELAXED);
+  rm_rlu_thread_unregister(self);
+}
 
 static void worker(void *arg, int i) {
   (void)arg;
   unsigned seed = 0x9e3779b9u * (unsigned)(i + 1);
+  if (pipe_mode) {
+    if (i == 0) pipe_writer(seed);
+    else if (i < nwriters) pipe_fake_writer(seed);
+    else pipe_reader(seed);
+    return;
+  }
   if (i < nwriters) list_mode ? list_writer(seed) : acct_writer(seed);
   else list_mode ? list_reader(seed) : acct_reader(seed);
 }
@@ -213,7 +324,10 @@ static void *timer(void *arg) {
 int main(int argc, char **argv) {
   double seconds = 2;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!strcmp(argv[i], "--mode")) list_mode = !strcmp(argv[i + 1], "list");
+    if (!strcmp(argv[i], "--mode")) {
+      list_mode = !strcmp(argv[i + 1], "list");
+      pipe_mode = !strcmp(argv[i + 1], "pipe");
+    }
     else if (!strcmp(argv[i], "--flavor")) coarse = !strcmp(argv[i + 1], "coarse");
     else if (!strcmp(argv[i], "--readers")) nreaders = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--writers")) nwriters = atoi(argv[i + 1]);
@@ -231,7 +345,11 @@ int main(int argc, char **argv) {
   struct rm_rlu_options o = {.flavor = coarse ? RM_RLU_COARSE : RM_RLU_FINE, .stats = true,
                              .log_chunk = 256, .max_defer = defer};
   CHECK_ERR(rm_rlu_init(&o), 0);
-  if (list_mode) {
+  if (pipe_mode) {
+    proot = rm_rlu_alloc(sizeof *proot);
+    proot->cur = calloc(1, sizeof *proot->cur);
+    proot->cur->payload = ~0L;
+  } else if (list_mode) {
     list = rm_rlu_list_create_flavor(coarse);
     CHECK(list != NULL);
     rm_rlu_ctx *self = rm_rlu_thread_register();
@@ -252,13 +370,19 @@ int main(int argc, char **argv) {
   rm_rlu_stats_get(&st);
   printf("rlu_torture: %s %s, %d readers %d writers: %lld reads, %lld writes, aborts %llu, "
          "steals %llu, syncs %llu, sync waits %llu, deferred %llu, sync requests %llu\n",
-         list_mode ? "list" : "accounts", coarse ? "coarse" : "fine", nreaders, nwriters, reads,
+         pipe_mode ? "pipe" : list_mode ? "list" : "accounts", coarse ? "coarse" : "fine", nreaders, nwriters, reads,
          writes, (unsigned long long)st.aborts, (unsigned long long)st.steals,
          (unsigned long long)st.syncs, (unsigned long long)st.sync_waits,
          (unsigned long long)st.deferred, (unsigned long long)st.sync_requests);
   CHECK(reads > 0);
   CHECK(nwriters == 0 || writes > 0);
-  if (list_mode) {
+  if (pipe_mode) {
+    printf("rlu_torture: pipe ages seen:");
+    for (int i = 0; i <= PIPE_MAX; i++) printf(" %ld", pipe_hist[i]);
+    printf("\n");
+    free(proot->cur);
+    rm_rlu_free(NULL, proot);
+  } else if (list_mode) {
     rm_rlu_list_destroy(list);
   } else {
     long sum = 0;
