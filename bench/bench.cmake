@@ -1,4 +1,5 @@
-# readmostly-bench: the benchmark driver (bench/readmostly-bench.c).  The
+# readmostly-bench: the benchmark driver (bench/harness.c and one
+# bench/exp_*.c per experiment family).  The
 # Concurrency Kit peers are compiled in when Debian's libck-dev is installed
 # (header-only use), liburcu's memb flavour when liburcu-dev is.
 include(CheckIncludeFile)
@@ -7,7 +8,7 @@ find_path(RM_URCU_INCLUDE urcu/urcu-memb.h PATHS /usr/include/${CMAKE_LIBRARY_AR
 find_library(RM_URCU_MEMB_LIB urcu-memb)
 find_library(RM_URCU_COMMON_LIB urcu-common)
 
-add_executable(readmostly-bench readmostly-bench.c)
+add_executable(readmostly-bench harness.c locks.c exp_rwlock.c exp_fcp.c)
 target_link_libraries(readmostly-bench PRIVATE readmostly_static)
 target_include_directories(readmostly-bench PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 if(RM_BENCH_HAVE_CK)
