@@ -369,7 +369,9 @@ static void exp_grace_period(const struct bench_exp *e) {
             for (int i = 0; i < O.nimpl; i++) {
               size_t k = O.impl[i].idx;
               check_mode(k);
-              /* callers, busy readers (pinned when they fit), sleepy, idle */
+              /* callers, busy readers, sleepy readers (pinned one per CPU when they
+               * fit: a caller woken by a reader's unlock would otherwise preempt
+               * that reader on its CPU, outside its section), idle threads */
               struct tctx *c = ctx_new(n, NULL);
               bench_thread_fn fns[MAXLIST];
               for (int j = 0; j < n; j++)
@@ -382,7 +384,7 @@ static void exp_grace_period(const struct bench_exp *e) {
                 if (!c[j].samples) bench_fatal("out of memory");
                 c[j].maxsamples = GP_MAX_SAMPLES;
               }
-              bench_run_ex(n, c, fns, C + R, n);
+              bench_run_ex(n, c, fns, C + R + S, n);
               uint64_t total = 0;
               for (int j = 0; j < C; j++) total += c[j].nsamples;
               uint64_t *all = (uint64_t *)malloc((total ? total : 1) * sizeof(uint64_t));
