@@ -10,6 +10,7 @@
  *   exp_fcp.c     the FCP paper's user-level experiments (writer_freq,
  *                 sleepers, wakeup)
  *   exp_rcu.c     the RCU experiments over the flavours of rcu_impls.h
+ *   exp_citrus.c  the Citrus tree on RCU and on RLU (the RLU paper's Fig. 8)
  *
  * A family exports one `const struct bench_family`: its experiments, each
  * with the implementation sets it accepts (--impl), the parameters it
@@ -114,7 +115,8 @@ struct bench_family {
   const struct bench_exp *exps;
   size_t n;
 };
-extern const struct bench_family bench_rwlock_family, bench_fcp_family, bench_rcu_family;
+extern const struct bench_family bench_rwlock_family, bench_fcp_family, bench_rcu_family,
+    bench_citrus_family;
 
 /* ---- options --------------------------------------------------------------- */
 struct opts {
