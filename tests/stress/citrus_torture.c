@@ -27,8 +27,10 @@
  * copy (lo = k) may meet the old successor (key k) below it, so the RCU
  * check is lo <= key < hi.
  *
- * Any violation prints what was seen and exits 1.  Run with more threads
- * than CPUs.
+ * The run lasts --seconds, and then until every reader has made 64
+ * searches and the writers 256 updates (at most 60 times longer), so that
+ * a slow or loaded machine does not make it fail.  Any violation prints
+ * what was seen and exits 1.  Run with more threads than CPUs.
  */
 #define _GNU_SOURCE
 #include "test.h"
@@ -48,6 +50,7 @@ static char *init_present;
 static int32_t **delta; /* [writer][key] */
 static int stop;
 static long long n_searches, n_walks, n_writes, n_bound_errs, n_misses, n_walk_errs;
+static long long live_searches, live_writes; /* progress, for the timer */
 
 /* xorshift64*: the high half of the product (the low bits of plain
  * xorshift are linear in each other: a key would decide its operation). */
@@ -155,6 +158,7 @@ static void reader(void *arg, int idx) {
                               (long long)k);
       misses++;
     }
+    if (searches < 64) __atomic_fetch_add(&live_searches, 1, __ATOMIC_RELAXED);
     if (++searches % 32 == 0) {
       struct walk_state w = {0, 0, 0, 0};
       long r = use_rlu ? rm_rlu_citrus_walk(self, lct, walk_fn, &w)
@@ -201,15 +205,25 @@ static void writer(void *arg, int w) {
       r = ins ? rm_rcu_citrus_insert(rct, k) : rm_rcu_citrus_remove(rct, k);
     CHECK(r == 0 || r == 1);
     if (r == 1) d[k] += ins ? 1 : -1;
+    if (n < 256) __atomic_fetch_add(&live_writes, 1, __ATOMIC_RELAXED);
     n++;
   }
   if (use_rlu) rm_rlu_thread_unregister(self); /* flushes deferred sections */
   __atomic_fetch_add(&n_writes, n, __ATOMIC_RELAXED);
 }
 
+/* The run lasts the given time and then until every reader has made 64
+ * searches and the writers 256 updates in all (a loaded machine, or a
+ * sanitizer, may not have run them yet), at most 60 times longer. */
 static void *timer_fn(void *arg) {
   double secs = *(double *)arg;
   test_sleep_ms((long)(secs * 1000));
+  for (long waited = 0; waited < (long)(secs * 60000); waited += 10) {
+    if (__atomic_load_n(&live_searches, __ATOMIC_RELAXED) >= 64LL * nreaders &&
+        __atomic_load_n(&live_writes, __ATOMIC_RELAXED) >= 256)
+      break;
+    test_sleep_ms(10);
+  }
   __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
   return NULL;
 }
