@@ -25,7 +25,7 @@ fi
 
 # shellcheck disable=SC2086
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREADMOSTLY_WERROR=ON ${CMAKE_ARGS:-}
-cmake --build "$BUILD_DIR" -j"$(nproc)" --target all torture_yield
+cmake --build "$BUILD_DIR" -j"$(nproc)" --target all torture_yield rlu_torture_yield
 cd "$BUILD_DIR"
 # shellcheck disable=SC2086
 ctest --output-on-failure -j"$(nproc)" ${CTEST_ARGS:-}
