@@ -541,7 +541,10 @@ static void choose_impls(const char *implarg) {
           }
     if (!set)
       bench_usage_error("unknown implementation '%s' for %s%s; valid: %s", t, O.exp,
-                        strncmp(t, "ck-", 3) == 0 ? " (built without libck-dev?)" : "", valid);
+                        strncmp(t, "ck-", 3) == 0    ? " (built without libck-dev?)"
+                        : strncmp(t, "urcu", 4) == 0 ? " (built without liburcu-dev?)"
+                                                     : "",
+                        valid);
     if (set->v[idx].flags & e->exclude)
       bench_usage_error("%s %s; %s needs one (valid: %s)", t, e->exclude_why, O.exp, valid);
     if (set->v[idx].flags & BENCH_IMPL_ABSENT) {
