@@ -80,17 +80,22 @@
  *
  *   rm_rlu_dlist_for_each_entry(self, pos, head, member) sets pos to each
  *   entry from the front, rm_rlu_dlist_for_each_entry_reverse from the back.
- *   Each step dereferences the neighbour through RLU, so pos is the version
- *   this section must read.  The loop steps from the version it reached: a
- *   change the body makes to the current entry's links (an add after pos)
- *   is not followed by that loop.  break and continue work; after the last
- *   entry pos keeps the last value.  The iterators declare two variables
- *   named after the line: do not put two on one line.
- *   rm_rlu_dlist_next(self, link) and rm_rlu_dlist_prev(self, link) are the
- *   single steps (the head is a step like any other);
- *   rm_rlu_dlist_actual(link) is the link in its actual object, for
- *   comparing versions (two versions are the same link when their actual
- *   links are equal); rm_rlu_dlist_empty(head).
+ *   The loop starts from the head's current version (the section's own copy
+ *   if it has changed the head) and each step dereferences the neighbour
+ *   through RLU, so pos is the version this section must read.  Steps go
+ *   from the version of each entry the loop reached: a change the body makes
+ *   to the current entry's links (an add after pos) is not followed by that
+ *   loop; deleting pos is (the deleted entry keeps its links).  break and
+ *   continue work; after the last entry pos keeps the last value.  The
+ *   iterators declare two variables named after the line: do not put two on
+ *   one line.
+ *
+ *   Single steps: rm_rlu_dlist_next(self, link) and rm_rlu_dlist_prev(self,
+ *   link), from the current version of link (any version may be given; the
+ *   head is a step like any other); rm_rlu_dlist_version(self, link), that
+ *   current version; rm_rlu_dlist_actual(link), the link in its actual
+ *   object, for comparing versions (two versions are the same link when
+ *   their actual links are equal); rm_rlu_dlist_empty(self, head).
  *
  *   Retrying.  Under the fine-grained flavor (rlu.h) add and del return
  *   EBUSY when another section holds one of the objects: the caller must
@@ -106,8 +111,9 @@
  *   return 0, EBUSY (an object is locked by another section: abort and
  *   retry) or ENOMEM (the write-log could not grow: abort).  After a
  *   non-zero return the section has locked some objects and must abort.
- *   rm_rlu_dlist_next() and rm_rlu_dlist_prev() return the neighbour's link
- *   in the version to read (the head included).
+ *   rm_rlu_dlist_next(), rm_rlu_dlist_prev() and rm_rlu_dlist_version()
+ *   return a link in the version to read (the head included); the first two
+ *   and rm_rlu_dlist_empty() are for sections only.
  *
  * ERRORS
  *   Deleting the head, adding an entry that is already on a list, or handing
