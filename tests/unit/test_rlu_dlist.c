@@ -423,7 +423,7 @@ static void rlu_reader(void *arg, int idx) {
   long *fk = (long *)malloc(sizeof(long) * (size_t)max);
   CHECK(fk != NULL);
   long w = 0, bp = 0, bl = 0, bo = 0;
-  while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+  do { /* at least one walk, however late this thread gets a CPU */
     rm_rlu_reader_lock(self);
     struct rm_rlu_dlist *head = &RM_RLU_DEREF(self, L)->items;
     struct rm_rlu_dlist *end = rm_rlu_dlist_actual(head), *l = head;
@@ -468,7 +468,7 @@ static void rlu_reader(void *arg, int idx) {
       report_first("backward walk is not the forward walk reversed", nf, nb);
     }
     w++;
-  }
+  } while (!__atomic_load_n(&stop, __ATOMIC_RELAXED));
   free(fk);
   __atomic_add_fetch(&walks, w, __ATOMIC_RELAXED);
   __atomic_add_fetch(&bad_pairs, bp, __ATOMIC_RELAXED);
