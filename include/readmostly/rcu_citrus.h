@@ -68,10 +68,11 @@
  *   walk(t, fn, arg) calls fn(key, arg) for keys in strictly ascending
  *   order, inside one read section, and stops early when fn returns
  *   non-zero.  It is not a snapshot: a key inserted or removed during the
- *   walk may or may not be seen, but every key present throughout is seen
- *   once.  (A two-child removal during the walk can show the walk the
- *   successor's key twice in a row, at its new and its old place; the walk
- *   reports it once.)
+ *   walk may or may not be seen; a key present throughout is seen once.
+ *   The walk skips any key not above the last one it reported: concurrent
+ *   updates can show it a key twice (a two-child removal's successor, at
+ *   its new and its old place) or a removed key followed by a smaller one
+ *   inserted after the removal into the range the removal widened.
  *
  *   Design, ordering and why each step is safe: docs/citrus.md.
  *
@@ -421,7 +422,7 @@ static inline long rm_rcu_citrus_walk(struct rm_rcu_citrus *t, int (*fn)(int64_t
     }
     if (n == 0) break;
     x = st[--n];
-    if (count == 0 || x->key != last) {
+    if (count == 0 || x->key > last) {
       last = x->key;
       count++;
       if (fn(x->key, arg) != 0) break;
