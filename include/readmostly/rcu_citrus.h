@@ -79,10 +79,10 @@
  * RETURN VALUES
  *   insert, remove: 1 done, 0 nothing to do (present / absent), -ENOMEM (a
  *   node could not be allocated; the set is unchanged).  contains: 1 or 0.
- *   walk: the number of keys visited, or -ENOMEM (its stack).
+ *   walk: the number of keys reported, or -ENOMEM (its stack).
  *
  * COSTS
- *   64 bytes per node.  A lookup: one read section and one acquire load
+ *   56 bytes per node.  A lookup: one read section and one acquire load
  *   per level.  An update: one or two locks; a two-child removal: up to five
  *   locks and one grace period.
  */
