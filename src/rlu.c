@@ -298,6 +298,7 @@ static void stats_add(struct rm_rlu_stats *to, const struct rm_rlu_stats *from) 
   to->steals += rm_atomic_load_relaxed(&from->steals);
   to->syncs += rm_atomic_load_relaxed(&from->syncs);
   to->sync_waits += rm_atomic_load_relaxed(&from->sync_waits);
+  to->sync_wait_iters += rm_atomic_load_relaxed(&from->sync_wait_iters);
   to->log_chunks += rm_atomic_load_relaxed(&from->log_chunks);
   to->frees += rm_atomic_load_relaxed(&from->frees);
   to->deferred += rm_atomic_load_relaxed(&from->deferred);
@@ -584,11 +585,16 @@ static void synchronize(rm_rlu_ctx *self, uint64_t wc) {
     if (rm_atomic_load_acquire(&o->local_clock) >= wc) continue; /* began after the step */
     STAT(self, sync_waits);
     rm_backoff_t b = RM_BACKOFF_INIT;
+    uint64_t iters = 0;
     for (;;) {
       rm_backoff_wait(&b);
+      iters++;
       if (rm_atomic_load_acquire(&o->run_cnt) != r) break;
       if (rm_atomic_load_acquire(&o->local_clock) >= wc) break; /* S2 */
     }
+    /* Counted once per waited-for context, after the wait. */
+    if (RM_UNLIKELY(g.opt.stats))
+      rm_atomic_store_relaxed(&self->st.sync_wait_iters, self->st.sync_wait_iters + iters);
   }
 }
 
@@ -741,11 +747,12 @@ RM_API void rm_rlu_stats_print(FILE *f) {
   rm_rlu_stats_get(&s);
   fprintf(f,
           "rlu: commits=%llu aborts=%llu conflicts=%llu steals=%llu syncs=%llu "
-          "sync_waits=%llu log_chunks=%llu frees=%llu deferred=%llu sync_requests=%llu "
+          "sync_waits=%llu sync_wait_iters=%llu log_chunks=%llu frees=%llu deferred=%llu sync_requests=%llu "
           "clock=%llu%s\n",
           (unsigned long long)s.commits, (unsigned long long)s.aborts,
           (unsigned long long)s.conflicts, (unsigned long long)s.steals,
           (unsigned long long)s.syncs, (unsigned long long)s.sync_waits,
+          (unsigned long long)s.sync_wait_iters,
           (unsigned long long)s.log_chunks, (unsigned long long)s.frees,
           (unsigned long long)s.deferred, (unsigned long long)s.sync_requests,
           (unsigned long long)rm_rlu_clock(), g.opt.stats ? "" : " (statistics off)");

@@ -141,8 +141,8 @@
  *
  * STATISTICS
  *   With rm_rlu_options.stats set, each context counts, on slow paths only,
- *   commits, aborts, steals, synchronize calls and their wait loops, and log
- *   chunks allocated; rm_rlu_stats_get() sums live and departed contexts.
+ *   commits, aborts, steals, synchronize calls, the contexts they waited
+ *   for and the rounds of their wait loops, and log chunks allocated; rm_rlu_stats_get() sums live and departed contexts.
  *   Section entry and exit never count.
  */
 #ifndef READMOSTLY_RLU_H
@@ -260,6 +260,9 @@ struct rm_rlu_stats {
   uint64_t frees;          /* objects freed after a commit */
   uint64_t deferred;       /* sections whose synchronize was deferred */
   uint64_t sync_requests;  /* requests sent to a deferring owner */
+  uint64_t sync_wait_iters; /* rounds of synchronize's wait loop (each one
+                               back-off step: a cpu_relax, a yield or a
+                               short sleep), summed over all waits */
 };
 RM_API void rm_rlu_stats_get(struct rm_rlu_stats *out);
 RM_API void rm_rlu_stats_print(FILE *f);
