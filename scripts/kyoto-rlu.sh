@@ -85,7 +85,7 @@ build() {
   tar xzf "$TGZ" -C "$dir"
   local k=$dir/kyotocabinet-1.2.79 extra_cpp="" extra_libs=""
   if [ -n "$patch" ]; then
-    (cd "$k" && patch -p1 --quiet < "$patch")
+    (cd "$k" && patch -p1 --quiet < "$patch") || { log "$patch does not apply to Kyoto Cabinet 1.2.79"; exit 1; }
     extra_cpp="-I$ROOT/include"
     extra_libs="$RM/src/libreadmostly.a -lpthread"
   fi
