@@ -478,6 +478,7 @@ RM_API int rm_rlu_try_lock(rm_rlu_ctx *c, void **pobj) {
   /* L1 again: a lock we see comes with its entry. */
   void *copy = rm_atomic_load_acquire(&h->copy);
   if (copy != NULL) {
+  locked:;
     struct rm_rlu_entry *oe = ENTRY_OF_COPY(copy);
     rm_rlu_ctx *owner = rm_atomic_load_relaxed(&oe->owner);
     if (owner == c) {
@@ -517,16 +518,14 @@ RM_API int rm_rlu_try_lock(rm_rlu_ctx *c, void **pobj) {
   /* L2: release publishes the entry to L1 readers; acquire orders our copy
    * after the previous owner's write-back (its unlock is L3). */
   if (!rm_atomic_cas_acq_rel(&h->copy, &expect, copy)) {
-    /* Give the space back: the entry is the last thing in the log. */
+    /* Give the space back: the entry is the last thing in the log.  Then
+     * treat the winner's lock as if we had seen it first (the CAS's
+     * acquire on failure gives us its entry). */
     struct chunk *ch = c->log[c->cur].cur;
     ch->used -= need;
     c->log[c->cur].bytes -= need;
-    if (rm_atomic_load_relaxed(&ENTRY_OF_COPY(expect)->owner) == c) {
-      *pobj = expect; /* cannot happen: only we lock for us */
-      return 0;
-    }
-    STAT(c, conflicts);
-    return EBUSY;
+    copy = expect;
+    goto locked;
   }
   memcpy(copy, obj, h->size);
   *pobj = copy;
