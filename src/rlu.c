@@ -41,6 +41,8 @@
  *   W2  writer: clock store, release.
  *   W3  writer: full fence after the clock step, before synchronize's loads.
  *   W4  writer: write clock reset to UINT64_MAX, release, after the unlocks.
+ *   W5  writer, fence-free entry: one membarrier when some context's even
+ *       run counter may hide an odd one (see synchronize).
  *   R4  reader: local clock store is release; pairs with S2.
  *   S1  synchronize: run counter loads acquire (pairs with R3).
  *   S2  synchronize: local clock loads acquire (pairs with R4): a context
@@ -49,6 +51,7 @@
  */
 #define _GNU_SOURCE
 #include <readmostly/rlu.h>
+#include <readmostly/fcp.h>
 
 #include <pthread.h>
 #include <sched.h>
@@ -114,6 +117,8 @@ struct rm_rlu_ctx {
   size_t nfrees, capfrees;
   size_t frees_mark;       /* nfrees at section entry */
   unsigned ndeferred;      /* committed sections whose synchronize is deferred */
+  struct pending { rm_rlu_ctx *o; uint64_t r; } *unsure; /* synchronize scratch */
+  size_t unsure_cap;
   rm_rlu_ctx *conflict_owner; /* try_lock met its lock: abort waits a little */
   uint64_t conflict_seen;  /* conflict_owner->unlocks then */
   /* Statistics: written by the owner with relaxed stores, read by others. */
@@ -130,6 +135,7 @@ struct segment {
 
 static struct {
   uint64_t clock RM_ALIGNED;       /* the global clock */
+  uint32_t fence_free;             /* section entry skips the fence when FCP says so */
   uint32_t clock_lock RM_ALIGNED;  /* the clock step (committing writers only) */
   size_t high RM_ALIGNED;          /* slots below this may be live */
   struct segment *segs;
@@ -141,6 +147,7 @@ static struct {
   struct rm_rlu_stats retired;     /* counters of departed contexts */
   pthread_key_t key;
   pthread_once_t key_once;
+  rm_fcp_domain_t *fcp;            /* fence-free entry: one FCP record per thread */
 } g = {
     .reg_lock = PTHREAD_MUTEX_INITIALIZER,
     .writer_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -275,9 +282,24 @@ RM_API int rm_rlu_init(const struct rm_rlu_options *opt) {
     pthread_mutex_unlock(&g.reg_lock);
     return EBUSY;
   }
+#ifdef RM_TSAN
+  /* ThreadSanitizer cannot see the order a membarrier gives. */
+  o.fence_free = false;
+#endif
+  if (o.fence_free && !rm_membarrier_available()) o.fence_free = false;
+  if (o.fence_free && g.fcp == NULL && rm_fcp_domain_create(&g.fcp) != 0) {
+    pthread_mutex_unlock(&g.reg_lock);
+    return ENOMEM;
+  }
   g.opt = o;
+  rm_atomic_store_relaxed(&g.fence_free, o.fence_free ? 1u : 0u);
   pthread_mutex_unlock(&g.reg_lock);
   return 0;
+}
+
+RM_API bool rm_rlu_fence_free(void) {
+  return rm_atomic_load_relaxed(&g.fence_free) &&
+         (rm_atomic_load_relaxed(&rm_fcp_mode) & RM_FCP_NOFENCE);
 }
 
 RM_API void rm_rlu_options_get(struct rm_rlu_options *out) {
@@ -302,6 +324,7 @@ static void stats_add(struct rm_rlu_stats *to, const struct rm_rlu_stats *from) 
   to->frees += rm_atomic_load_relaxed(&from->frees);
   to->deferred += rm_atomic_load_relaxed(&from->deferred);
   to->sync_requests += rm_atomic_load_relaxed(&from->sync_requests);
+  to->barriers += rm_atomic_load_relaxed(&from->barriers);
 }
 
 static void on_thread_exit(void *arg) {
@@ -355,8 +378,22 @@ RM_API rm_rlu_ctx *rm_rlu_thread_register(void) {
   if (c->slot + 1 > rm_atomic_load_relaxed(&g.high))
     rm_atomic_store_seq_cst(&g.high, c->slot + 1);
   g.nlive++;
+  bool ff = g.opt.fence_free;
   pthread_mutex_unlock(&g.reg_lock);
+  /* Fence-free entry: this thread gets a record of RLU's FCP domain.  The
+   * first claim in the process lets readers skip their fence (FCP's mode);
+   * if membarrier later fails, FCP's switch to fence mode waits for every
+   * thread with a record, ours included, to pass a barrier. */
+  if (ff && rm_fcp_self(g.fcp) == NULL) {
+    rm_rlu_thread_unregister(c);
+    errno = ENOMEM;
+    return NULL;
+  }
   (void)pthread_setspecific(g.key, c);
+  /* A writer whose synchronize read `high` before our store above, and so
+   * does not look at this slot, stepped the clock before its fence; this
+   * fence pairs with that one, so our first section reads that clock. */
+  rm_fence_store_load();
   return c;
 nomem:
   pthread_mutex_unlock(&g.reg_lock);
@@ -384,6 +421,10 @@ RM_API void rm_rlu_thread_unregister(rm_rlu_ctx *c) {
   free(c->frees);
   c->frees = NULL;
   c->nfrees = c->capfrees = 0;
+  free(c->unsure);
+  c->unsure = NULL;
+  c->unsure_cap = 0;
+  if (g.fcp != NULL) (void)rm_fcp_domain_leave(g.fcp); /* the caller's record, if any */
   pthread_mutex_lock(&g.reg_lock);
   stats_add(&g.retired, &c->st);
   memset(&c->st, 0, sizeof c->st);
@@ -438,8 +479,17 @@ RM_API void rm_rlu_reader_lock(rm_rlu_ctx *c) {
   rm_atomic_store_relaxed(&c->run_cnt, c->run_cnt + 1);
   /* R1: the odd run counter is visible before the clock is read (pairs with
    * W3: a writer that misses this store has already stepped the clock, and
-   * this load sees the step). */
-  rm_fence_store_load();
+   * this load sees the step).  Fence-free entry: no fence while FCP's mode
+   * says writers issue membarriers; a writer that does not see our odd
+   * counter then issues one (W5) before it trusts what it sees.  The
+   * compiler barrier keeps the store before the clock load in the CPU's
+   * order, which is what the membarrier argument is about. */
+  if (rm_atomic_load_relaxed(&g.fence_free)) {
+    rm_compiler_barrier();
+    rm_fcp_reader_fence();
+  } else {
+    rm_fence_store_load();
+  }
   /* R2: acquire pairs with the step's release store (W2). */
   uint64_t l = rm_atomic_load_acquire(&g.clock);
   /* R4: release; a synchronize that reads this clock (S2) may skip us
@@ -562,10 +612,64 @@ static void release_writer_lock(rm_rlu_ctx *c) {
 }
 
 /* ---- synchronize ------------------------------------------------------- */
-/* Wait until every section that began before the clock reached wc is over. */
+/* Wait for the section of o with run counter r, if it began before the
+ * step that produced wc. */
+static void wait_section(rm_rlu_ctx *self, rm_rlu_ctx *o, uint64_t r, uint64_t wc) {
+  if (!(r & 1)) return;
+  /* S2: acquire, pairs with R4.  A clock >= wc may come from a later
+   * section than the one whose run counter we sampled: that section
+   * began after the step, and the sampled one is over. */
+  if (rm_atomic_load_acquire(&o->local_clock) >= wc) return; /* began after the step */
+  STAT(self, sync_waits);
+  rm_backoff_t b = RM_BACKOFF_INIT;
+  for (;;) {
+    rm_backoff_wait(&b);
+    if (rm_atomic_load_acquire(&o->run_cnt) != r) break; /* S1 */
+    if (rm_atomic_load_acquire(&o->local_clock) >= wc) break; /* S2 */
+  }
+}
+
+/* Readers of this process may have skipped their fence. */
+static bool readers_unfenced(void) {
+  return rm_atomic_load_relaxed(&g.fence_free) &&
+         !(rm_atomic_load_acquire(&rm_fcp_mode) & RM_FCP_WRITERS_FENCE);
+}
+
+/* W5: every thread of the process passes a full barrier (FCP's switch to
+ * fence mode stands in when membarrier fails; it returns once every thread
+ * with a record has passed one). */
+static void barrier_all(void) {
+  if (rm_membarrier() != 0) rm_fcp_switch_to_fence();
+}
+
+/*
+ * Wait until every section that began before the clock reached wc is over.
+ *
+ * Fenced entry: after W3, an even run counter means "not in a section that
+ * began before the step" (R1/W3 Dekker).  Fence-free entry: an even counter
+ * may hide an odd store still in the reader's store buffer, with a clock
+ * read before the step; such contexts are "unsure".  As in FCP, most settle
+ * by themselves within microseconds (their counter moves); for the rest one
+ * membarrier (W5) makes every store visible, after which the counter is the
+ * truth: a section that begins after the barrier reads the clock after it,
+ * and so after our step.
+ */
 static void synchronize(rm_rlu_ctx *self, uint64_t wc) {
   STAT(self, syncs);
+  bool unfenced = readers_unfenced();
   size_t n = rm_atomic_load_acquire(&g.high);
+  if (unfenced && self->unsure_cap < n) {
+    size_t cap = n < 16 ? 16 : n * 2;
+    struct pending *p = realloc(self->unsure, cap * sizeof *p);
+    if (p != NULL) {
+      self->unsure = p;
+      self->unsure_cap = cap;
+    } else {
+      barrier_all(); /* no room to remember: settle everything now */
+      unfenced = false;
+    }
+  }
+  size_t nunsure = 0;
   struct segment *s = rm_atomic_load_acquire(&g.segs);
   for (size_t i = 0; i < n && s != NULL; i++) {
     if (i > 0 && i % SEG_SLOTS == 0) {
@@ -576,18 +680,33 @@ static void synchronize(rm_rlu_ctx *self, uint64_t wc) {
     if (o == NULL || o == self) continue;
     /* S1: acquire pairs with R3. */
     uint64_t r = rm_atomic_load_acquire(&o->run_cnt);
-    if (!(r & 1)) continue;
-    /* S2: acquire, pairs with R4.  A clock >= wc may come from a later
-     * section than the one whose run counter we sampled: that section
-     * began after the step, and the sampled one is over. */
-    if (rm_atomic_load_acquire(&o->local_clock) >= wc) continue; /* began after the step */
-    STAT(self, sync_waits);
-    rm_backoff_t b = RM_BACKOFF_INIT;
-    for (;;) {
-      rm_backoff_wait(&b);
-      if (rm_atomic_load_acquire(&o->run_cnt) != r) break;
-      if (rm_atomic_load_acquire(&o->local_clock) >= wc) break; /* S2 */
+    if (!(r & 1)) {
+      if (unfenced) self->unsure[nunsure++] = (struct pending){o, r};
+      continue;
     }
+    wait_section(self, o, r, wc);
+  }
+  if (nunsure == 0) return;
+  /* Bounded staleness: a counter that moves has shown its true state. */
+  for (unsigned round = 0; round < 16 && nunsure != 0; round++) {
+    for (size_t k = 0; k < nunsure;) {
+      struct pending *u = &self->unsure[k];
+      uint64_t r = rm_atomic_load_acquire(&u->o->run_cnt);
+      if (r == u->r) {
+        k++;
+        continue;
+      }
+      wait_section(self, u->o, r, wc);
+      *u = self->unsure[--nunsure];
+    }
+    for (int j = 0; j < 32 && nunsure != 0; j++) rm_cpu_relax();
+  }
+  if (nunsure == 0) return;
+  STAT(self, barriers);
+  barrier_all();
+  for (size_t k = 0; k < nunsure; k++) {
+    rm_rlu_ctx *o = self->unsure[k].o;
+    wait_section(self, o, rm_atomic_load_acquire(&o->run_cnt), wc);
   }
 }
 
@@ -741,11 +860,13 @@ RM_API void rm_rlu_stats_print(FILE *f) {
   fprintf(f,
           "rlu: commits=%llu aborts=%llu conflicts=%llu steals=%llu syncs=%llu "
           "sync_waits=%llu log_chunks=%llu frees=%llu deferred=%llu sync_requests=%llu "
-          "clock=%llu%s\n",
+          "membarriers=%llu clock=%llu entry=%s%s\n",
           (unsigned long long)s.commits, (unsigned long long)s.aborts,
           (unsigned long long)s.conflicts, (unsigned long long)s.steals,
           (unsigned long long)s.syncs, (unsigned long long)s.sync_waits,
           (unsigned long long)s.log_chunks, (unsigned long long)s.frees,
           (unsigned long long)s.deferred, (unsigned long long)s.sync_requests,
-          (unsigned long long)rm_rlu_clock(), g.opt.stats ? "" : " (statistics off)");
+          (unsigned long long)s.barriers,
+          (unsigned long long)rm_rlu_clock(), rm_rlu_fence_free() ? "fence-free" : "fenced",
+          g.opt.stats ? "" : " (statistics off)");
 }

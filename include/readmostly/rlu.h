@@ -117,6 +117,21 @@
  *   returns ENOMEM with the object unlocked; the caller aborts the section,
  *   and nothing of it is applied.
  *
+ * SECTION ENTRY
+ *   By default rm_rlu_reader_lock() executes the paper's full fence between
+ *   marking the context active and reading the clock.  With
+ *   rm_rlu_options.fence_free it does not, as long as the FCP core
+ *   (readmostly/fcp.h) runs in membarrier mode: a writer's synchronize then
+ *   treats a context that looks idle as unsure, waits a few microseconds for
+ *   its run counter to move, and issues one membarrier for those that did
+ *   not.  Each thread that registers then also holds a record of a private
+ *   FCP domain, so that FCP's switch to fence mode (when membarrier fails,
+ *   or by rm_fcp_switch_to_fence()) covers it.  Without membarrier, and
+ *   under ThreadSanitizer, the option is ignored.  rm_rlu_fence_free()
+ *   tells which entry runs.  Registered threads that stay idle cost every
+ *   synchronize a membarrier: unregister threads that stop using RLU.
+ *
+ *
  * RETURN VALUES
  *   rm_rlu_init() returns 0, EINVAL for a bad option, or EBUSY while
  *   contexts are registered.  rm_rlu_thread_register() returns a context or
@@ -169,6 +184,7 @@ struct rm_rlu_options {
   bool stats;            /* count slow-path events per context */
   size_t log_chunk;      /* first chunk of a write-log, bytes (0: 4096) */
   size_t max_log_bytes;  /* a section's copies beyond this fail (0: no limit) */
+  bool fence_free;       /* section entry without a fence (see SECTION ENTRY) */
 };
 
 /*
@@ -260,9 +276,14 @@ struct rm_rlu_stats {
   uint64_t frees;          /* objects freed after a commit */
   uint64_t deferred;       /* sections whose synchronize was deferred */
   uint64_t sync_requests;  /* requests sent to a deferring owner */
+  uint64_t barriers;       /* membarriers issued by synchronize (fence-free) */
 };
 RM_API void rm_rlu_stats_get(struct rm_rlu_stats *out);
 RM_API void rm_rlu_stats_print(FILE *f);
+
+/* True when sections enter without a fence (fence_free asked for, membarrier
+ * registered, and FCP not switched to fence mode). */
+RM_API bool rm_rlu_fence_free(void);
 
 /* The global clock, for tests and statistics. */
 RM_API uint64_t rm_rlu_clock(void);
