@@ -97,18 +97,14 @@ struct log_mark {
 
 /* ---- contexts ---------------------------------------------------------- */
 struct rm_rlu_ctx {
-  /* Read by other contexts (synchronize, dereference). */
-  uint64_t run_cnt;        /* odd: inside a section */
-  uint64_t local_clock;
-  uint64_t write_clock;    /* UINT64_MAX: nothing to steal */
-  uint64_t unlocks;        /* bumped (release) after each batch of unlocks */
-  uint32_t sync_request;   /* deferral: another writer needs our locks */
-  char pad0[RM_CACHE_SECTOR - 4 * sizeof(uint64_t) - sizeof(uint32_t)];
+  /* Read by other contexts (synchronize, dereference) and by the inline
+   * section entry and exit (rlu.h). */
+  struct rm_rlu_ctx_hot h;
+  char pad0[RM_CACHE_SECTOR - sizeof(struct rm_rlu_ctx_hot)];
   /* Private to the owning thread. */
-  bool is_writer;
   bool holds_writer_lock;
   bool in_use;             /* under the registry lock */
-  uint64_t section;
+  uint64_t section;        /* run counter of the section that took the mark */
   size_t slot;
   struct rlu_log log[2];
   int cur;                 /* log[cur] takes this section's copies */
@@ -120,7 +116,7 @@ struct rm_rlu_ctx {
   struct pending { rm_rlu_ctx *o; uint64_t r; } *unsure; /* synchronize scratch */
   size_t unsure_cap;
   rm_rlu_ctx *conflict_owner; /* try_lock met its lock: abort waits a little */
-  uint64_t conflict_seen;  /* conflict_owner->unlocks then */
+  uint64_t conflict_seen;  /* conflict_owner->h.unlocks then */
   /* Statistics: written by the owner with relaxed stores, read by others. */
   struct rm_rlu_stats st;
 } RM_ALIGNED;
@@ -134,8 +130,6 @@ struct segment {
 };
 
 static struct {
-  uint64_t clock RM_ALIGNED;       /* the global clock */
-  uint32_t fence_free;             /* section entry skips the fence when FCP says so */
   uint32_t clock_lock RM_ALIGNED;  /* the clock step (committing writers only) */
   size_t high RM_ALIGNED;          /* slots below this may be live */
   struct segment *segs;
@@ -154,6 +148,9 @@ static struct {
     .opt = {.flavor = RM_RLU_FINE, .log_chunk = 4096},
     .key_once = PTHREAD_ONCE_INIT,
 };
+
+/* The clock and the entry mode, read by every section entry (rlu.h). */
+RM_API struct rm_rlu_global rm_rlu_global;
 
 #ifdef READMOSTLY_RLU_TEST_HOOKS
 RM_API void (*rm_rlu_test_hook)(enum rm_rlu_hook point, rm_rlu_ctx *self);
@@ -257,6 +254,16 @@ static void log_truncate(struct rlu_log *l, const struct log_mark *m) {
   l->bytes = m->bytes;
 }
 
+/* The section's first write (try_lock, free, the writer lock): remember
+ * where its copies and frees begin, for an abort. */
+static void first_write(rm_rlu_ctx *c) {
+  if (c->h.is_writer) return;
+  c->h.is_writer = 1;
+  c->section = c->h.run_cnt;
+  c->frees_mark = c->nfrees;
+  log_mark(&c->log[c->cur], &c->mark);
+}
+
 static void entry_unlock(rm_rlu_ctx *c, struct rm_rlu_entry *e) {
   (void)c;
   /* L3: release; a section that sees NULL sees the object as written back. */
@@ -292,13 +299,13 @@ RM_API int rm_rlu_init(const struct rm_rlu_options *opt) {
     return ENOMEM;
   }
   g.opt = o;
-  rm_atomic_store_relaxed(&g.fence_free, o.fence_free ? 1u : 0u);
+  rm_atomic_store_relaxed(&rm_rlu_global.fence_free, o.fence_free ? 1u : 0u);
   pthread_mutex_unlock(&g.reg_lock);
   return 0;
 }
 
 RM_API bool rm_rlu_fence_free(void) {
-  return rm_atomic_load_relaxed(&g.fence_free) &&
+  return rm_atomic_load_relaxed(&rm_rlu_global.fence_free) &&
          (rm_atomic_load_relaxed(&rm_fcp_mode) & RM_FCP_NOFENCE);
 }
 
@@ -310,7 +317,7 @@ RM_API void rm_rlu_options_get(struct rm_rlu_options *out) {
 
 RM_API size_t rm_rlu_ctx_id(const rm_rlu_ctx *c) { return c->slot; }
 
-RM_API uint64_t rm_rlu_clock(void) { return rm_atomic_load_acquire(&g.clock); }
+RM_API uint64_t rm_rlu_clock(void) { return rm_atomic_load_acquire(&rm_rlu_global.clock); }
 
 /* ---- registration ------------------------------------------------------ */
 static void stats_add(struct rm_rlu_stats *to, const struct rm_rlu_stats *from) {
@@ -330,7 +337,7 @@ static void stats_add(struct rm_rlu_stats *to, const struct rm_rlu_stats *from) 
 static void on_thread_exit(void *arg) {
   rm_rlu_ctx *c = arg;
   if (c != NULL && c->in_use) {
-    if (c->run_cnt & 1) rm_rlu_abort(c);
+    if (c->h.run_cnt & 1) rm_rlu_abort(c);
     rm_rlu_thread_unregister(c);
   }
 }
@@ -365,13 +372,13 @@ RM_API rm_rlu_ctx *rm_rlu_thread_register(void) {
     if (c == NULL) goto nomem;
     memset(c, 0, sizeof *c);
     c->slot = i;
-    c->write_clock = NO_CLOCK;
+    c->h.write_clock = NO_CLOCK;
     /* Published with release: synchronize reads the slot with acquire. */
     rm_atomic_store_release(slot_ref(i), c);
     g.nslots = i + 1;
   }
   c->in_use = true;
-  c->is_writer = false;
+  c->h.is_writer = 0;
   c->cur = 0;
   /* The run counter is kept across reuse: a synchronize may have sampled
    * the previous owner's value and waits only for it to change. */
@@ -406,7 +413,7 @@ static void flush(rm_rlu_ctx *c);
 
 RM_API void rm_rlu_thread_unregister(rm_rlu_ctx *c) {
   if (c == NULL) return;
-  RM_ASSERT(!(c->run_cnt & 1), "rm_rlu_thread_unregister inside a section");
+  RM_ASSERT(!(c->h.run_cnt & 1), "rm_rlu_thread_unregister inside a section");
   flush(c); /* deferred sections are committed, never lost */
   /* The log used by the last commit may still be read by stealers that
    * started before that commit finished: one more grace period, then both
@@ -450,10 +457,11 @@ RM_API void *rm_rlu_alloc(size_t size) {
 RM_API int rm_rlu_free(rm_rlu_ctx *c, void *obj) {
   if (obj == NULL) return 0;
   obj = rm_rlu_actual(obj);
-  if (c == NULL || !(c->run_cnt & 1)) {
+  if (c == NULL || !(c->h.run_cnt & 1)) {
     free(RM_RLU_HDR(obj));
     return 0;
   }
+  first_write(c);
   if (c->nfrees == c->capfrees) {
     size_t n = c->capfrees ? c->capfrees * 2 : 16;
     void **f = realloc(c->frees, n * sizeof *f);
@@ -461,42 +469,17 @@ RM_API int rm_rlu_free(rm_rlu_ctx *c, void *obj) {
     c->frees = f;
     c->capfrees = n;
   }
+  first_write(c);
   c->frees[c->nfrees++] = obj;
-  c->is_writer = true;
   return 0;
 }
 
 /* ---- sections ---------------------------------------------------------- */
-RM_API bool rm_rlu_in_section(const rm_rlu_ctx *c) { return (c->run_cnt & 1) != 0; }
+RM_STATIC_ASSERT(offsetof(struct rm_rlu_ctx, h) == 0, "rlu.h casts a context to its hot part");
 
-RM_API void rm_rlu_reader_lock(rm_rlu_ctx *c) {
-  RM_ASSERT(!(c->run_cnt & 1), "rm_rlu_reader_lock: already inside a section");
-  if (RM_UNLIKELY(c->ndeferred != 0) && rm_atomic_load_relaxed(&c->sync_request)) flush(c);
-  c->is_writer = false;
-  c->frees_mark = c->nfrees;
-  c->section++;
-  log_mark(&c->log[c->cur], &c->mark);
-  rm_atomic_store_relaxed(&c->run_cnt, c->run_cnt + 1);
-  /* R1: the odd run counter is visible before the clock is read (pairs with
-   * W3: a writer that misses this store has already stepped the clock, and
-   * this load sees the step).  Fence-free entry: no fence while FCP's mode
-   * says writers issue membarriers; a writer that does not see our odd
-   * counter then issues one (W5) before it trusts what it sees.  The
-   * compiler barrier keeps the store before the clock load in the CPU's
-   * order, which is what the membarrier argument is about. */
-  if (rm_atomic_load_relaxed(&g.fence_free)) {
-    rm_compiler_barrier();
-    rm_fcp_reader_fence();
-  } else {
-    rm_fence_store_load();
-  }
-  /* R2: acquire pairs with the step's release store (W2). */
-  uint64_t l = rm_atomic_load_acquire(&g.clock);
-  /* R4: release; a synchronize that reads this clock (S2) may skip us
-   * without seeing our run counter move: the release carries our earlier
-   * sections' reads (ordered before this store by R1's full fence, and by
-   * this release in the C11 model) to the writer's write-back. */
-  rm_atomic_store_release(&c->local_clock, l);
+/* Deferral: a writer asked for our locks (the inline entry saw `deferred`). */
+RM_API void rm_rlu_checkpoint_slowpath(rm_rlu_ctx *c) {
+  if (c->ndeferred != 0 && rm_atomic_load_relaxed(&c->h.sync_request)) flush(c);
 }
 
 RM_API void *rm_rlu_deref_slowpath(rm_rlu_ctx *c, void *obj, void *copy) {
@@ -506,8 +489,8 @@ RM_API void *rm_rlu_deref_slowpath(rm_rlu_ctx *c, void *obj, void *copy) {
   RM_DEBUG_YIELD();
   /* D1: acquire; pairs with W2 (through R2: the clock we read is the step's
    * or later, so this load sees the write clock it published) and with W4. */
-  uint64_t wc = rm_atomic_load_acquire(&owner->write_clock);
-  if (wc <= c->local_clock) {
+  uint64_t wc = rm_atomic_load_acquire(&owner->h.write_clock);
+  if (wc <= c->h.local_clock) {
     STAT(c, steals);
     return copy;
   }
@@ -521,10 +504,10 @@ static void free_pending(rm_rlu_ctx *c) {
 }
 
 RM_API int rm_rlu_try_lock(rm_rlu_ctx *c, void **pobj) {
-  RM_ASSERT(c->run_cnt & 1, "rm_rlu_try_lock outside a section");
+  RM_ASSERT(c->h.run_cnt & 1, "rm_rlu_try_lock outside a section");
   void *obj = rm_rlu_actual(*pobj);
   struct rm_rlu_obj_hdr *h = RM_RLU_HDR(obj);
-  c->is_writer = true;
+  first_write(c);
   /* L1 again: a lock we see comes with its entry. */
   void *copy = rm_atomic_load_acquire(&h->copy);
   if (copy != NULL) {
@@ -538,17 +521,17 @@ RM_API int rm_rlu_try_lock(rm_rlu_ctx *c, void **pobj) {
       }
       /* Locked by one of our deferred sections: its copy must not change
        * under an abort of this one.  Fail; our checkpoint will flush. */
-      rm_atomic_store_relaxed(&c->sync_request, 1u);
+      rm_atomic_store_relaxed(&c->h.sync_request, 1u);
       STAT(c, conflicts);
       return EBUSY;
     }
     c->conflict_owner = owner;
-    c->conflict_seen = rm_atomic_load_acquire(&owner->unlocks);
+    c->conflict_seen = rm_atomic_load_acquire(&owner->h.unlocks);
     if (g.opt.max_defer > 1) {
       /* Ask the owner to flush (an atomic store: several requesters may
        * ask at once).  If it has already flushed, the store is harmless:
        * its next checkpoint flushes nothing. */
-      rm_atomic_store_relaxed(&owner->sync_request, 1u);
+      rm_atomic_store_relaxed(&owner->h.sync_request, 1u);
       STAT(c, sync_requests);
     }
     STAT(c, conflicts);
@@ -590,17 +573,19 @@ RM_API int rm_rlu_lock(rm_rlu_ctx *c, void **pobj) {
 }
 
 RM_API void rm_rlu_writer_lock(rm_rlu_ctx *c) {
-  RM_ASSERT(!(c->run_cnt & 1), "rm_rlu_writer_lock inside a section (use try_writer_lock)");
+  RM_ASSERT(!(c->h.run_cnt & 1), "rm_rlu_writer_lock inside a section (use try_writer_lock)");
   pthread_mutex_lock(&g.writer_lock);
   c->holds_writer_lock = true;
   rm_rlu_reader_lock(c);
+  first_write(c); /* the exit must release the lock */
 }
 
 RM_API int rm_rlu_try_writer_lock(rm_rlu_ctx *c) {
-  RM_ASSERT(c->run_cnt & 1, "rm_rlu_try_writer_lock outside a section");
+  RM_ASSERT(c->h.run_cnt & 1, "rm_rlu_try_writer_lock outside a section");
   if (c->holds_writer_lock) return 0;
   if (pthread_mutex_trylock(&g.writer_lock) != 0) return EBUSY;
   c->holds_writer_lock = true;
+  first_write(c);
   return 0;
 }
 
@@ -619,19 +604,19 @@ static void wait_section(rm_rlu_ctx *self, rm_rlu_ctx *o, uint64_t r, uint64_t w
   /* S2: acquire, pairs with R4.  A clock >= wc may come from a later
    * section than the one whose run counter we sampled: that section
    * began after the step, and the sampled one is over. */
-  if (rm_atomic_load_acquire(&o->local_clock) >= wc) return; /* began after the step */
+  if (rm_atomic_load_acquire(&o->h.local_clock) >= wc) return; /* began after the step */
   STAT(self, sync_waits);
   rm_backoff_t b = RM_BACKOFF_INIT;
   for (;;) {
     rm_backoff_wait(&b);
-    if (rm_atomic_load_acquire(&o->run_cnt) != r) break; /* S1 */
-    if (rm_atomic_load_acquire(&o->local_clock) >= wc) break; /* S2 */
+    if (rm_atomic_load_acquire(&o->h.run_cnt) != r) break; /* S1 */
+    if (rm_atomic_load_acquire(&o->h.local_clock) >= wc) break; /* S2 */
   }
 }
 
 /* Readers of this process may have skipped their fence. */
 static bool readers_unfenced(void) {
-  return rm_atomic_load_relaxed(&g.fence_free) &&
+  return rm_atomic_load_relaxed(&rm_rlu_global.fence_free) &&
          !(rm_atomic_load_acquire(&rm_fcp_mode) & RM_FCP_WRITERS_FENCE);
 }
 
@@ -679,7 +664,7 @@ static void synchronize(rm_rlu_ctx *self, uint64_t wc) {
     rm_rlu_ctx *o = rm_atomic_load_acquire(&s->slot[i % SEG_SLOTS]);
     if (o == NULL || o == self) continue;
     /* S1: acquire pairs with R3. */
-    uint64_t r = rm_atomic_load_acquire(&o->run_cnt);
+    uint64_t r = rm_atomic_load_acquire(&o->h.run_cnt);
     if (!(r & 1)) {
       if (unfenced) self->unsure[nunsure++] = (struct pending){o, r};
       continue;
@@ -691,7 +676,7 @@ static void synchronize(rm_rlu_ctx *self, uint64_t wc) {
   for (unsigned round = 0; round < 16 && nunsure != 0; round++) {
     for (size_t k = 0; k < nunsure;) {
       struct pending *u = &self->unsure[k];
-      uint64_t r = rm_atomic_load_acquire(&u->o->run_cnt);
+      uint64_t r = rm_atomic_load_acquire(&u->o->h.run_cnt);
       if (r == u->r) {
         k++;
         continue;
@@ -706,7 +691,7 @@ static void synchronize(rm_rlu_ctx *self, uint64_t wc) {
   barrier_all();
   for (size_t k = 0; k < nunsure; k++) {
     rm_rlu_ctx *o = self->unsure[k].o;
-    wait_section(self, o, rm_atomic_load_acquire(&o->run_cnt), wc);
+    wait_section(self, o, rm_atomic_load_acquire(&o->h.run_cnt), wc);
   }
 }
 
@@ -714,10 +699,10 @@ static void synchronize(rm_rlu_ctx *self, uint64_t wc) {
 static uint64_t clock_step(rm_rlu_ctx *c) {
 #ifdef READMOSTLY_RLU_NAIVE_CLOCK
   /* The paper's order (Algorithm 1 lines 45-46), for the race test only. */
-  uint64_t t = rm_atomic_load_acquire(&g.clock);
+  uint64_t t = rm_atomic_load_acquire(&rm_rlu_global.clock);
   HOOK(RM_RLU_HOOK_CLOCK_READ, c);
-  rm_atomic_store_release(&c->write_clock, t + 1);
-  rm_atomic_fetch_add_seq_cst(&g.clock, 1);
+  rm_atomic_store_release(&c->h.write_clock, t + 1);
+  rm_atomic_fetch_add_seq_cst(&rm_rlu_global.clock, 1);
   HOOK(RM_RLU_HOOK_PUBLISHED, c);
   return t + 1;
 #else
@@ -734,14 +719,14 @@ static uint64_t clock_step(rm_rlu_ctx *c) {
   /* Only clock_lock holders write the clock: it cannot move until we
    * store t + 1 below, so the write clock we publish is the value the
    * clock will have. */
-  uint64_t t = rm_atomic_load_relaxed(&g.clock);
+  uint64_t t = rm_atomic_load_relaxed(&rm_rlu_global.clock);
   HOOK(RM_RLU_HOOK_CLOCK_READ, c);
   /* W1: ordered before the clock store by W2's release. */
-  rm_atomic_store_relaxed(&c->write_clock, t + 1);
+  rm_atomic_store_relaxed(&c->h.write_clock, t + 1);
   /* W2: release; a section whose clock load (R2) reads t + 1 or later sees
    * our write clock, the locks we took and the copies we finished.  Later
    * steps are by clock_lock holders that acquired it after our release. */
-  rm_atomic_store_release(&g.clock, t + 1);
+  rm_atomic_store_release(&rm_rlu_global.clock, t + 1);
   rm_atomic_store_release(&g.clock_lock, 0u);
   HOOK(RM_RLU_HOOK_PUBLISHED, c);
   return t + 1;
@@ -751,7 +736,8 @@ static uint64_t clock_step(rm_rlu_ctx *c) {
 static void commit(rm_rlu_ctx *c) {
   struct rlu_log *l = &c->log[c->cur];
   c->ndeferred = 0;
-  rm_atomic_store_relaxed(&c->sync_request, 0u);
+  c->h.deferred = 0;
+  rm_atomic_store_relaxed(&c->h.sync_request, 0u);
   uint64_t wc = clock_step(c);
   /* W3: the clock store before synchronize's run counter loads (pairs with
    * R1). */
@@ -761,8 +747,8 @@ static void commit(rm_rlu_ctx *c) {
   struct log_mark all = {0};
   log_each(l, &all, entry_write_back, c);
   /* W4: release; a section that sees "no stealing" sees the write-back. */
-  rm_atomic_store_release(&c->write_clock, NO_CLOCK);
-  rm_atomic_store_release(&c->unlocks, c->unlocks + 1);
+  rm_atomic_store_release(&c->h.write_clock, NO_CLOCK);
+  rm_atomic_store_release(&c->h.unlocks, c->h.unlocks + 1);
   free_pending(c);
   /* Swap: the other log was last used by the previous commit; the
    * synchronize above began after that commit unlocked its objects, so no
@@ -775,33 +761,33 @@ static void commit(rm_rlu_ctx *c) {
 static void flush(rm_rlu_ctx *c) {
   if (c->log[c->cur].bytes != 0 || c->nfrees != 0) commit(c);
   c->ndeferred = 0;
-  rm_atomic_store_relaxed(&c->sync_request, 0u);
+  c->h.deferred = 0;
+  rm_atomic_store_relaxed(&c->h.sync_request, 0u);
 }
 
 RM_API void rm_rlu_sync(rm_rlu_ctx *c) {
-  RM_ASSERT(!(c->run_cnt & 1), "rm_rlu_sync inside a section");
+  RM_ASSERT(!(c->h.run_cnt & 1), "rm_rlu_sync inside a section");
   flush(c);
 }
 
 RM_API void rm_rlu_sync_checkpoint(rm_rlu_ctx *c) {
-  RM_ASSERT(!(c->run_cnt & 1), "rm_rlu_sync_checkpoint inside a section");
-  if (c->ndeferred != 0 && rm_atomic_load_relaxed(&c->sync_request)) flush(c);
+  RM_ASSERT(!(c->h.run_cnt & 1), "rm_rlu_sync_checkpoint inside a section");
+  if (c->ndeferred != 0 && rm_atomic_load_relaxed(&c->h.sync_request)) flush(c);
 }
 
-RM_API void rm_rlu_reader_unlock(rm_rlu_ctx *c) {
-  RM_ASSERT(c->run_cnt & 1, "rm_rlu_reader_unlock outside a section");
-  /* R3: release; our reads of originals happen before a writer's
-   * write-back that waited for this store (S1). */
-  rm_atomic_store_release(&c->run_cnt, c->run_cnt + 1);
-  if (c->is_writer) {
-    c->is_writer = false;
+/* The exit of a section that wrote (rm_rlu_reader_unlock, rlu.h, has
+ * already stored the even run counter, R3). */
+RM_API void rm_rlu_reader_unlock_slowpath(rm_rlu_ctx *c) {
+  {
+    c->h.is_writer = 0;
     STAT(c, commits);
     if (g.opt.max_defer > 1) {
       /* Deferral: the section is committed into the log; its copies stay
        * private (write clock UINT64_MAX) and its objects locked until a
        * flush: at max_defer sections, or when another writer asks. */
       c->ndeferred++;
-      if (c->ndeferred < g.opt.max_defer && !rm_atomic_load_relaxed(&c->sync_request)) {
+      c->h.deferred = 1;
+      if (c->ndeferred < g.opt.max_defer && !rm_atomic_load_relaxed(&c->h.sync_request)) {
         STAT(c, deferred);
         return;
       }
@@ -812,17 +798,17 @@ RM_API void rm_rlu_reader_unlock(rm_rlu_ctx *c) {
 }
 
 RM_API void rm_rlu_abort(rm_rlu_ctx *c) {
-  RM_ASSERT(c->run_cnt & 1, "rm_rlu_abort outside a section");
-  rm_atomic_store_release(&c->run_cnt, c->run_cnt + 1);
-  if (c->is_writer) {
+  RM_ASSERT(c->h.run_cnt & 1, "rm_rlu_abort outside a section");
+  rm_atomic_store_release(&c->h.run_cnt, c->h.run_cnt + 1);
+  if (c->h.is_writer) {
     struct rlu_log *l = &c->log[c->cur];
     /* Our write clock is UINT64_MAX: nobody stole these copies, and the
      * space can be reused at once (invariant 5). */
     log_each(l, &c->mark, entry_unlock, c);
-    rm_atomic_store_release(&c->unlocks, c->unlocks + 1);
+    rm_atomic_store_release(&c->h.unlocks, c->h.unlocks + 1);
     log_truncate(l, &c->mark);
     c->nfrees = c->frees_mark;
-    c->is_writer = false;
+    c->h.is_writer = 0;
   }
   STAT(c, aborts);
   release_writer_lock(c);
@@ -836,7 +822,7 @@ RM_API void rm_rlu_abort(rm_rlu_ctx *c) {
     c->conflict_owner = NULL;
     rm_backoff_t b = RM_BACKOFF_INIT;
     for (unsigned i = 0; i < RM_BACKOFF_SPINS + RM_BACKOFF_YIELDS; i++) {
-      if (rm_atomic_load_acquire(&o->unlocks) != c->conflict_seen) break;
+      if (rm_atomic_load_acquire(&o->h.unlocks) != c->conflict_seen) break;
       rm_backoff_wait(&b);
     }
   }
