@@ -45,7 +45,7 @@
  *   its thread) is reused by the next registration.  A writer's
  *   synchronize looks at slots below the high-water mark of live contexts
  *   and skips idle ones at the cost of one load.  An idle context holds no
- *   log memory (about 1 KiB in all); logs are allocated on a thread's first
+ *   log memory (512 bytes in all); logs are allocated on a thread's first
  *   write and freed when it unregisters.
  *
  *   Sections.  rm_rlu_reader_lock() enters a section: it marks the context
