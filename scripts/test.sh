@@ -15,6 +15,8 @@ command -v cmake >/dev/null || need+=(cmake)
 command -v cc >/dev/null || need+=(gcc)
 command -v c++ >/dev/null || need+=(g++)
 command -v pkg-config >/dev/null || need+=(pkgconf) # the install test builds through it
+# liburcu: the <urcu.h> compatibility test and the RCU sets' liburcu flavor
+dpkg -s liburcu-dev >/dev/null 2>&1 || need+=(liburcu-dev)
 if [ ${#need[@]} -gt 0 ]; then
   echo "test.sh: installing ${need[*]}"
   if [ "$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"
