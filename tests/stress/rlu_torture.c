@@ -24,6 +24,7 @@
  */
 #define _GNU_SOURCE
 #include "test.h"
+#include "../../src/env.h" /* READMOSTLY_TORTURE_SCALE, as the library reads its variables */
 #include <readmostly/rlu.h>
 #include <readmostly/rlu_list.h>
 #include <sched.h>
@@ -343,8 +344,7 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  const char *scale = getenv("READMOSTLY_TORTURE_SCALE");
-  if (scale != NULL && atoi(scale) > 0) seconds *= atoi(scale);
+  seconds *= (double)rm_env_int("READMOSTLY_TORTURE_SCALE", 1, 1000, 1);
   struct rm_rlu_options o = {.flavor = coarse ? RM_RLU_COARSE : RM_RLU_FINE, .stats = true,
                              .log_chunk = 256, .max_defer = defer,
                              .fence_free = fence_free};
