@@ -160,7 +160,7 @@ static void exp_citrus(const struct bench_exp *e) {
           bool rlu = O.impl[i].idx == CITRUS_RLU;
           struct citrus_shared sh = {NULL, NULL, range, uv[ui]};
           if (rlu) {
-            struct rm_rlu_options o = {RM_RLU_FINE, (unsigned)defer, true, 0, 0};
+            struct rm_rlu_options o = {.flavor = RM_RLU_FINE, .max_defer = (unsigned)defer, .stats = true};
             if (rm_rlu_init(&o) != 0) bench_fatal("rm_rlu_init failed (contexts still registered?)");
             sh.rlu = rm_rlu_citrus_create();
             if (!sh.rlu) bench_fatal("out of memory");

@@ -272,7 +272,7 @@ int main(int argc, char **argv) {
 
   rm_rlu_ctx *self = NULL;
   if (use_rlu) {
-    struct rm_rlu_options o = {coarse ? RM_RLU_COARSE : RM_RLU_FINE, defer, true, 0, 0};
+    struct rm_rlu_options o = {.flavor = coarse ? RM_RLU_COARSE : RM_RLU_FINE, .max_defer = defer, .stats = true};
     CHECK_ERR(rm_rlu_init(&o), 0);
     lct = rm_rlu_citrus_create_flavor(coarse);
     CHECK(lct != NULL);

@@ -229,7 +229,7 @@ static void run_rcu(void) {
 }
 
 static void run_rlu(enum rm_rlu_flavor flavor, unsigned defer) {
-  struct rm_rlu_options o = {flavor, defer, true, 0, 0};
+  struct rm_rlu_options o = {.flavor = flavor, .max_defer = defer, .stats = true};
   CHECK_EQ(rm_rlu_init(&o), 0);
   struct tree t = {true, NULL, rm_rlu_citrus_create_flavor(flavor == RM_RLU_COARSE), NULL};
   CHECK(t.lc != NULL);
