@@ -3,6 +3,7 @@
  *
  *   rlu_torture --mode accounts|list [--flavor fine|coarse] [--readers N]
  *               [--writers N] [--seconds S] [--size N] [--defer N]
+ *               [--entry fenced|fence-free]
  *
  * accounts: a directory object points to N account objects holding 1000
  *   each.  Writers move a random amount between two or three accounts in
@@ -198,6 +199,7 @@ static void list_reader(unsigned seed) {
 static int nreaders = 4, nwriters = 2;
 static bool list_mode, pipe_mode;
 static unsigned defer;
+static bool fence_free;
 
 /* ---- pipe: the rcutorture-style age test of the paper's section 4.7 ----
  * One writer publishes a fresh element through the root object in a
@@ -334,6 +336,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--seconds")) seconds = atof(argv[i + 1]);
     else if (!strcmp(argv[i], "--size")) nacct = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--defer")) defer = (unsigned)atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--entry")) fence_free = !strcmp(argv[i + 1], "fence-free");
     else {
       fprintf(stderr, "usage: rlu_torture --mode accounts|list [--flavor fine|coarse] "
                       "[--readers N] [--writers N] [--seconds S] [--size N]\n");
@@ -343,7 +346,8 @@ int main(int argc, char **argv) {
   const char *scale = getenv("READMOSTLY_TORTURE_SCALE");
   if (scale != NULL && atoi(scale) > 0) seconds *= atoi(scale);
   struct rm_rlu_options o = {.flavor = coarse ? RM_RLU_COARSE : RM_RLU_FINE, .stats = true,
-                             .log_chunk = 256, .max_defer = defer};
+                             .log_chunk = 256, .max_defer = defer,
+                             .fence_free = fence_free};
   CHECK_ERR(rm_rlu_init(&o), 0);
   if (pipe_mode) {
     proot = rm_rlu_alloc(sizeof *proot);
@@ -369,11 +373,13 @@ int main(int argc, char **argv) {
   struct rm_rlu_stats st;
   rm_rlu_stats_get(&st);
   printf("rlu_torture: %s %s, %d readers %d writers: %lld reads, %lld writes, aborts %llu, "
-         "steals %llu, syncs %llu, sync waits %llu, deferred %llu, sync requests %llu\n",
+         "steals %llu, syncs %llu, sync waits %llu, deferred %llu, sync requests %llu, "
+         "membarriers %llu, entry %s\n",
          pipe_mode ? "pipe" : list_mode ? "list" : "accounts", coarse ? "coarse" : "fine", nreaders, nwriters, reads,
          writes, (unsigned long long)st.aborts, (unsigned long long)st.steals,
          (unsigned long long)st.syncs, (unsigned long long)st.sync_waits,
-         (unsigned long long)st.deferred, (unsigned long long)st.sync_requests);
+         (unsigned long long)st.deferred, (unsigned long long)st.sync_requests,
+         (unsigned long long)st.barriers, rm_rlu_fence_free() ? "fence-free" : "fenced");
   CHECK(reads > 0);
   CHECK(nwriters == 0 || writes > 0);
   if (pipe_mode) {

@@ -14,9 +14,10 @@ struct acct {
   long pad[3];
 };
 
+static bool fence_free; /* the second pass runs everything with the fence-free entry */
 static void set_opts(enum rm_rlu_flavor f, size_t chunk, size_t maxlog) {
   struct rm_rlu_options o = {.flavor = f, .stats = true, .log_chunk = chunk,
-                             .max_log_bytes = maxlog};
+                             .max_log_bytes = maxlog, .fence_free = fence_free};
   CHECK_ERR(rm_rlu_init(&o), 0);
 }
 
@@ -531,7 +532,7 @@ static void *bump_thread(void *arg) {
 }
 
 static void test_defer(void) {
-  struct rm_rlu_options o = {.flavor = RM_RLU_COARSE, .max_defer = 3};
+  struct rm_rlu_options o = {.flavor = RM_RLU_COARSE, .max_defer = 3, .fence_free = fence_free};
   CHECK_ERR(rm_rlu_init(&o), EINVAL);
   o.flavor = RM_RLU_FINE;
   o.stats = true;
@@ -632,7 +633,17 @@ static void test_list(bool coarse) {
   rm_rlu_thread_unregister(self);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  fence_free = argc > 1 && !strcmp(argv[1], "--fence-free");
+  if (fence_free) {
+    set_opts(RM_RLU_FINE, 0, 0);
+    rm_rlu_ctx *c = rm_rlu_thread_register();
+    if (!rm_rlu_fence_free()) {
+      rm_rlu_thread_unregister(c);
+      TEST_SKIP("no fence-free entry here (no membarrier, or ThreadSanitizer)");
+    }
+    rm_rlu_thread_unregister(c);
+  }
   test_objects();
   test_single();
   test_log();
