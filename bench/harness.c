@@ -33,6 +33,7 @@ static const struct bench_family *const families[] = {
     &bench_rwlock_family,
     &bench_fcp_family,
     &bench_rcu_family,
+    &bench_rlu_family,
 };
 #define NFAMILIES (sizeof families / sizeof families[0])
 

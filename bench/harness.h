@@ -10,6 +10,8 @@
  *   exp_fcp.c     the FCP paper's user-level experiments (writer_freq,
  *                 sleepers, wakeup)
  *   exp_rcu.c     the RCU experiments over the flavours of rcu_impls.h
+ *   exp_rlu.c     the RLU paper's set experiments over bench/sets/sets.h,
+ *                 and RLU's section entry beside RCU's read pairs
  *
  * A family exports one `const struct bench_family`: its experiments, each
  * with the implementation sets it accepts (--impl), the parameters it
@@ -114,7 +116,8 @@ struct bench_family {
   const struct bench_exp *exps;
   size_t n;
 };
-extern const struct bench_family bench_rwlock_family, bench_fcp_family, bench_rcu_family;
+extern const struct bench_family bench_rwlock_family, bench_fcp_family, bench_rcu_family,
+    bench_rlu_family;
 
 /* ---- options --------------------------------------------------------------- */
 struct opts {
