@@ -17,8 +17,9 @@
  *               and, if it was absent, inserts it, so each one writes.
  *   rlu_read    ns_per_section_pair: one thread, an empty section entered
  *               and left (RLU: rm_rlu_reader_lock + rm_rlu_reader_unlock;
- *               the RCU flavours: read_lock + read_unlock), blocks of 4096
- *               (--iterations N: exactly N, for callgrind).
+ *               the RCU flavours: read_lock + read_unlock), the median of
+ *               blocks of 4096 pairs, each block timed (--iterations N:
+ *               exactly N, their mean, for callgrind).
  *
  * Metrics of the set experiments, per (update, threads, rep, impl):
  * ops_per_sec (every operation, lookups included); for the RLU rows
@@ -205,8 +206,17 @@ static const struct bench_impl_set bench_rlu_entries = {"RLU section entries", r
 #define SECTION_BODY() __asm__ __volatile__("")
 
 typedef void (*sec_fn)(void *);
-/* ns per pair: `iters` pairs exactly, or blocks of 4096 for `secs`; qs()
- * after each block (QSBR's quiescent announcement; nothing elsewhere). */
+/* The median block's time is the measurement: on a machine busy with other
+ * work a thread loses its CPU now and then, and a block during which it
+ * did takes far longer; the mean over the run would charge that to the
+ * section pair. */
+#define PAIR_BLOCK 4096
+#define PAIR_MAX_BLOCKS (1u << 20)
+static uint64_t pair_samples[PAIR_MAX_BLOCKS];
+
+/* ns per pair: `iters` pairs exactly (their mean), or the median of blocks
+ * of 4096 pairs over `secs`; qs() after each block (QSBR's quiescent
+ * announcement; nothing elsewhere). */
 AI double pair_body(void *arg, uint64_t iters, double secs, sec_fn lock, sec_fn unlock, sec_fn qs) {
   for (int i = 0; i < 1000; i++) {
     lock(arg);
@@ -214,37 +224,38 @@ AI double pair_body(void *arg, uint64_t iters, double secs, sec_fn lock, sec_fn 
     unlock(arg);
   }
   qs(arg);
-  uint64_t n = 0, t0 = rm_now_ns(), t1;
+  uint64_t t0 = rm_now_ns(), t1;
   if (iters) {
-    for (uint64_t b = 0; b < iters / 4096; b++) {
-      for (int i = 0; i < 4096; i++) {
+    for (uint64_t b = 0; b < iters / PAIR_BLOCK; b++) {
+      for (int i = 0; i < PAIR_BLOCK; i++) {
         lock(arg);
         SECTION_BODY();
         unlock(arg);
       }
       qs(arg);
     }
-    for (uint64_t i = 0; i < iters % 4096; i++) {
+    for (uint64_t i = 0; i < iters % PAIR_BLOCK; i++) {
       lock(arg);
       SECTION_BODY();
       unlock(arg);
     }
-    n = iters;
     t1 = rm_now_ns();
-  } else {
-    uint64_t end = t0 + (uint64_t)(secs * 1e9);
-    do {
-      for (int i = 0; i < 4096; i++) {
-        lock(arg);
-        SECTION_BODY();
-        unlock(arg);
-      }
-      qs(arg);
-      n += 4096;
-      t1 = rm_now_ns();
-    } while (t1 < end);
+    return (double)(t1 - t0) / (double)iters;
   }
-  return (double)(t1 - t0) / (double)n;
+  uint64_t end = t0 + (uint64_t)(secs * 1e9), nb = 0;
+  do {
+    for (int i = 0; i < PAIR_BLOCK; i++) {
+      lock(arg);
+      SECTION_BODY();
+      unlock(arg);
+    }
+    qs(arg);
+    t1 = rm_now_ns();
+    pair_samples[nb++] = t1 - t0;
+    t0 = t1;
+  } while (t1 < end && nb < PAIR_MAX_BLOCKS);
+  qsort(pair_samples, nb, sizeof pair_samples[0], bench_cmp_u64);
+  return (double)bench_quantile(pair_samples, nb, 0.5) / PAIR_BLOCK;
 }
 
 AI void rlu_lock_(void *s) { rm_rlu_reader_lock((rm_rlu_ctx *)s); }
