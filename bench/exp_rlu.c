@@ -23,8 +23,9 @@
  *
  * Metrics of the set experiments, per (update, threads, rep, impl):
  * ops_per_sec (every operation, lookups included); for the RLU rows
- * aborts_per_op, syncs_per_op and steals_per_op (RLU's statistics, on for
- * every RLU row: they count on slow paths only); for rcu-set and urcu-set
+ * aborts_per_op, syncs_per_op, steals_per_op and membarriers_per_op (RLU's
+ * statistics, on for every RLU row: they count on slow paths only; the
+ * last is what the fence-free entry costs writers); for rcu-set and urcu-set
  * writer_lock_wait_ns_per_op (the time writers waited for their bucket's
  * mutex, summed over threads, divided by all operations).
  *
@@ -167,6 +168,9 @@ static void set_point(size_t idx, const char *name, int nthreads, const char *pa
     emit(name, nthreads, par, rep, "aborts_per_op", (double)st.aborts / ops_n, "1");
     emit(name, nthreads, par, rep, "syncs_per_op", (double)st.syncs / ops_n, "1");
     emit(name, nthreads, par, rep, "steals_per_op", (double)st.steals / ops_n, "1");
+    /* The fence-free entry's cost on the writer's side: a synchronize that
+     * finds a context whose run counter did not move issues a membarrier. */
+    emit(name, nthreads, par, rep, "membarriers_per_op", (double)st.barriers / ops_n, "1");
   } else if (is_rcu(name)) {
     uint64_t wait = 0;
     for (int j = 0; j < nthreads; j++) wait += c[j].ns;

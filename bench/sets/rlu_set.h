@@ -22,7 +22,7 @@
  * sets' Fibonacci hash picks, and bucket lengths are the same for all.
  *
  * Statistics.  stats(set, NULL, out) adds RLU's counters (aborts, syncs,
- * steals; process-wide) accumulated since create() or the previous call
+ * steals, membarriers; process-wide) accumulated since create() or the previous call
  * with th == NULL; with a thread's state it adds nothing.
  */
 #ifndef READMOSTLY_BENCH_RLU_SET_H
@@ -139,6 +139,7 @@ static void rluset_stats(void *set, void *th, struct rm_set_stats *out) {
   out->aborts += now.aborts - s->base.aborts;
   out->syncs += now.syncs - s->base.syncs;
   out->steals += now.steals - s->base.steals;
+  out->barriers += now.barriers - s->base.barriers;
   s->base = now;
 }
 

@@ -27,7 +27,7 @@
  *   state, that thread's (RCU sets: the time its writers waited for the
  *   writer lock; call it before thread_fini); with th == NULL, the counters
  *   kept only for the whole set, accumulated since create() or the previous
- *   call with NULL (RLU: aborts, syncs, steals).
+ *   call with NULL (RLU: aborts, syncs, steals, membarriers).
  *
  *   size() walks the set with no synchronization: no operation may run,
  *   and under RLU deferral every thread that updated must have called
@@ -55,6 +55,7 @@ struct rm_set_stats {
   uint64_t aborts;
   uint64_t syncs;
   uint64_t steals;
+  uint64_t barriers;            /* RLU fence-free entry: membarriers issued */
   uint64_t writer_lock_wait_ns; /* time writers waited for a writer lock */
 };
 

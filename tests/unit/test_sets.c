@@ -174,7 +174,7 @@ static void conservation(size_t buckets) {
   if (strncmp(ops->name, "rlu", 3) == 0) {
     /* RLU's set-wide counters: every update committed through a
      * synchronize, and the call resets them. */
-    struct rm_set_stats st = {0, 0, 0, 0, 0};
+    struct rm_set_stats st = {0, 0, 0, 0, 0, 0};
     ops->stats(set, NULL, &st);
     CHECK(st.syncs > 0);
     memset(&st, 0, sizeof st);
