@@ -67,7 +67,7 @@ static inline void *rluset_create(const struct rm_set_config *cfg, enum rm_rlu_f
   }
   struct rluset *s = (struct rluset *)calloc(1, sizeof *s);
   if (s == NULL) return NULL;
-  s->h = rm_rlu_hash_create_flavor(cfg->buckets ? cfg->buckets : 1, flavor == RM_RLU_COARSE);
+  s->h = rm_rlu_hash_create(cfg->buckets ? cfg->buckets : 1, flavor == RM_RLU_COARSE);
   if (s->h == NULL) {
     free(s);
     return NULL;
@@ -123,13 +123,7 @@ static bool rluset_remove(void *set, void *th, uint64_t key) {
 /* A walk of the originals: no thread may be inside an operation, and no
  * deferred section may be pending (every thread that updated has called
  * thread_fini). */
-static size_t rluset_size(void *set) {
-  struct rm_rlu_hash *h = ((struct rluset *)set)->h;
-  size_t n = 0;
-  for (size_t i = 0; i < h->buckets; i++)
-    for (struct rm_rlu_node *p = h->b[i].head->next; p->key != INT64_MAX; p = p->next) n++;
-  return n;
-}
+static size_t rluset_size(void *set) { return rm_rlu_hash_size(((struct rluset *)set)->h); }
 
 static void rluset_stats(void *set, void *th, struct rm_set_stats *out) {
   if (th != NULL) return;

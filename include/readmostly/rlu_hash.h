@@ -5,12 +5,13 @@
  *
  * SYNOPSIS
  *   #include <readmostly/rlu_hash.h>
- *   struct rm_rlu_hash *h = rm_rlu_hash_create(1000);  // NULL on ENOMEM
+ *   struct rm_rlu_hash *h = rm_rlu_hash_create(1000, false); // NULL on ENOMEM
  *   rm_rlu_ctx *self = rm_rlu_thread_register();
  *   int r = rm_rlu_hash_add(self, h, 42);            // 1 added, 0 present, -ENOMEM
  *   r = rm_rlu_hash_remove(self, h, 42);             // 1 removed, 0 absent, -ENOMEM
  *   r = rm_rlu_hash_contains(self, h, 42);           // 1 or 0
- *   size_t n = rm_rlu_hash_size(self, h);            // one section: a snapshot
+ *   size_t n = rm_rlu_hash_count(self, h);           // one section: a snapshot
+ *   n = rm_rlu_hash_size(h);                         // no section may run
  *   rm_rlu_hash_destroy(h);                          // no section may run
  *
  *   // several steps in one section of your own commit together:
@@ -33,20 +34,22 @@
  *   flavor: the table's concurrency among writers comes from RLU's
  *   per-object locks, where an RCU table needs a lock per bucket.
  *
- *   rm_rlu_hash_create_flavor(buckets, true) makes updates enter with
- *   rm_rlu_writer_lock() (the coarse-grained flavor, rm_rlu_init's
- *   RM_RLU_COARSE: one writer at a time in the whole process, no aborts).
- *   The flavor must match rm_rlu_init's.
+ *   rm_rlu_hash_create(nbuckets, true) makes updates enter with
+ *   rm_rlu_writer_lock() (the coarse-grained flavor, for a process
+ *   initialized with RM_RLU_COARSE: one writer at a time in the whole
+ *   process, no aborts); false is the fine-grained flavor.
  *
  *   The _in functions run inside a section the caller opened (entered with
  *   rm_rlu_writer_lock() under the coarse flavor); several of them in one
  *   section commit together, and a section sees all of another's steps or
  *   none (RLU's atomicity across objects, here across buckets).
  *
- *   rm_rlu_hash_size() counts every bucket inside ONE section: the result
+ *   rm_rlu_hash_count() counts every bucket inside ONE section: the result
  *   is the table's size at one instant, even while writers run.  Under
  *   deferral (rm_rlu_options.max_defer > 1) other threads' deferred updates
  *   are not yet visible to it (see readmostly/rlu.h, Deferral).
+ *   rm_rlu_hash_size() reads the nodes without RLU: no section may run,
+ *   and no deferred section may be pending.
  *
  *   Keys are int64_t; INT64_MIN and INT64_MAX are reserved (the sentinels).
  *   The number of buckets is fixed at creation (the paper's resizable table
@@ -78,13 +81,13 @@ extern "C" {
 #endif
 
 struct rm_rlu_hash {
-  size_t buckets;
+  size_t nbuckets;
   struct rm_rlu_list *b; /* buckets[i]: the list of keys hashing to i */
 };
 
 static inline size_t rm_rlu_hash_bucket(const struct rm_rlu_hash *h, int64_t key) {
-  if (h->buckets == 1) return 0;
-  return (size_t)((((uint64_t)key * UINT64_C(0x9E3779B97F4A7C15)) >> 20) % h->buckets);
+  if (h->nbuckets == 1) return 0;
+  return (size_t)((((uint64_t)key * UINT64_C(0x9E3779B97F4A7C15)) >> 20) % h->nbuckets);
 }
 
 /* Free every node of the first n buckets, then the table. */
@@ -101,19 +104,19 @@ static inline void rm_rlu_hash_free_(struct rm_rlu_hash *h, size_t n) {
   free(h);
 }
 
-static inline struct rm_rlu_hash *rm_rlu_hash_create_flavor(size_t buckets, bool coarse) {
-  if (buckets == 0) buckets = 1;
+static inline struct rm_rlu_hash *rm_rlu_hash_create(size_t nbuckets, bool coarse) {
+  if (nbuckets == 0) nbuckets = 1;
   struct rm_rlu_hash *h = (struct rm_rlu_hash *)malloc(sizeof *h);
   if (h == NULL) return NULL;
-  h->buckets = buckets;
-  h->b = (struct rm_rlu_list *)calloc(buckets, sizeof *h->b);
+  h->nbuckets = nbuckets;
+  h->b = (struct rm_rlu_list *)calloc(nbuckets, sizeof *h->b);
   if (h->b == NULL) {
     free(h);
     return NULL;
   }
   /* Each bucket as rm_rlu_list_create_flavor() builds a list: head sentinel
    * (INT64_MIN) -> tail sentinel (INT64_MAX), in place. */
-  for (size_t i = 0; i < buckets; i++) {
+  for (size_t i = 0; i < nbuckets; i++) {
     struct rm_rlu_node *hd = (struct rm_rlu_node *)rm_rlu_alloc(sizeof *hd);
     struct rm_rlu_node *tl = (struct rm_rlu_node *)rm_rlu_alloc(sizeof *tl);
     if (hd == NULL || tl == NULL) {
@@ -131,13 +134,10 @@ static inline struct rm_rlu_hash *rm_rlu_hash_create_flavor(size_t buckets, bool
   }
   return h;
 }
-static inline struct rm_rlu_hash *rm_rlu_hash_create(size_t buckets) {
-  return rm_rlu_hash_create_flavor(buckets, false);
-}
 
 /* Free every node and the table.  No section may be running on it, and no
  * deferred section may still hold its nodes (sync or unregister first). */
-static inline void rm_rlu_hash_destroy(struct rm_rlu_hash *h) { rm_rlu_hash_free_(h, h->buckets); }
+static inline void rm_rlu_hash_destroy(struct rm_rlu_hash *h) { rm_rlu_hash_free_(h, h->nbuckets); }
 
 static inline struct rm_rlu_list *rm_rlu_hash_list(struct rm_rlu_hash *h, int64_t key) {
   return &h->b[rm_rlu_hash_bucket(h, key)];
@@ -167,10 +167,10 @@ static inline int rm_rlu_hash_remove_in(rm_rlu_ctx *self, struct rm_rlu_hash *h,
 }
 
 /* The number of keys, counted in one section (a snapshot). */
-static inline size_t rm_rlu_hash_size(rm_rlu_ctx *self, struct rm_rlu_hash *h) {
+static inline size_t rm_rlu_hash_count(rm_rlu_ctx *self, struct rm_rlu_hash *h) {
   size_t n = 0;
   rm_rlu_reader_lock(self);
-  for (size_t i = 0; i < h->buckets; i++) {
+  for (size_t i = 0; i < h->nbuckets; i++) {
     struct rm_rlu_node *p = RM_RLU_DEREF(self, h->b[i].head);
     p = RM_RLU_DEREF(self, p->next);
     while (p->key != INT64_MAX) {
@@ -179,6 +179,15 @@ static inline size_t rm_rlu_hash_size(rm_rlu_ctx *self, struct rm_rlu_hash *h) {
     }
   }
   rm_rlu_reader_unlock(self);
+  return n;
+}
+
+/* The number of keys, read without RLU: no section may run and no deferred
+ * section may be pending. */
+static inline size_t rm_rlu_hash_size(const struct rm_rlu_hash *h) {
+  size_t n = 0;
+  for (size_t i = 0; i < h->nbuckets; i++)
+    for (const struct rm_rlu_node *p = h->b[i].head->next; p->key != INT64_MAX; p = p->next) n++;
   return n;
 }
 
