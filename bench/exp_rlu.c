@@ -95,9 +95,10 @@ struct setrun {
   const struct rm_set_ops *ops;
   void *set;
   uint64_t range;  /* keys are 1..range */
-  uint64_t upd;    /* updates per 100 operations; 100 + 1: stress toggles */
+  uint64_t upd;    /* an operation updates when 32 random bits are below
+                      this (update=P: P/100 * 2^32); STRESS: toggles */
 };
-#define STRESS 101
+#define STRESS UINT64_MAX
 
 static void *set_worker(void *a) {
   struct tctx *c = (struct tctx *)a;
@@ -115,8 +116,8 @@ static void *set_worker(void *a) {
       if (!ops->remove(set, th, k)) hits += ops->insert(set, th, k);
     } else {
       uint64_t d = prng(&c->seed);
-      if (d % 100 < upd) {
-        if ((d >> 40) & 1) hits += ops->insert(set, th, k);
+      if ((d >> 32) < upd) {
+        if (d & 1) hits += ops->insert(set, th, k);
         else hits += ops->remove(set, th, k);
       } else {
         hits += ops->contains(set, th, k);
@@ -181,23 +182,26 @@ static void set_point(size_t idx, const char *name, int nthreads, const char *pa
 }
 
 static void exp_sets(const struct bench_exp *e) {
-  uint64_t uv[MAXLIST];
+  double pv[MAXLIST];
+  char ptext[MAXLIST][32];
   int nu = 1;
-  if (e->arg == 2) uv[0] = STRESS;
-  else nu = bench_param_uints("update", uv, MAXLIST);
+  if (e->arg != 2) nu = bench_param_percents("update", pv, ptext, MAXLIST);
   uint64_t size = bench_param_uint("size");
   size_t buckets = e->arg == 0 ? 1 : (size_t)bench_param_uint("buckets");
   for (int u = 0; u < nu; u++) {
     char par[128];
     int off = 0;
-    if (e->arg != 2)
-      off = snprintf(par, sizeof par, "update=%llu;", (unsigned long long)uv[u]);
+    uint64_t upd = STRESS;
+    if (e->arg != 2) {
+      off = snprintf(par, sizeof par, "update=%s;", ptext[u]);
+      upd = (uint64_t)(pv[u] / 100.0 * 4294967296.0);
+    }
     off += snprintf(par + off, sizeof par - (size_t)off, "size=%llu", (unsigned long long)size);
     if (e->arg != 0) snprintf(par + off, sizeof par - (size_t)off, ";buckets=%zu", buckets);
     for (int ti = 0; ti < O.nthreads; ti++)
       for (int rep = 1; rep <= O.reps; rep++)
         for (int i = 0; i < O.nimpl; i++)
-          set_point(O.impl[i].idx, O.impl[i].name, O.threads[ti], par, rep, buckets, size, uv[u]);
+          set_point(O.impl[i].idx, O.impl[i].name, O.threads[ti], par, rep, buckets, size, upd);
   }
 }
 
@@ -308,11 +312,11 @@ static void exp_rlu_read(const struct bench_exp *e) {
 
 /* ---- the family ------------------------------------------------------------------ */
 static const struct bench_param p_list[] = {
-    {"update", BENCH_P_UINTS, "2,20,40", 0, 100, NULL, "percent of operations that update"},
+    {"update", BENCH_P_PERCENTS, "2,20,40", 0, 0, NULL, "percent of operations that update"},
     {"size", BENCH_P_UINT, "1000", 1, 100000000, NULL, "keys in the list (range: twice that)"},
     BENCH_PARAM_END};
 static const struct bench_param p_hash[] = {
-    {"update", BENCH_P_UINTS, "2,20,40", 0, 100, NULL, "percent of operations that update"},
+    {"update", BENCH_P_PERCENTS, "2,20,40", 0, 0, NULL, "percent of operations that update"},
     {"size", BENCH_P_UINT, "100000", 1, 100000000, NULL, "keys in the table (range: twice that)"},
     {"buckets", BENCH_P_UINT, "1000", 1, 100000000, NULL, "buckets (each a sorted list)"},
     BENCH_PARAM_END};

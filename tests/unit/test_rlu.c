@@ -5,6 +5,7 @@
  * a thread that exits inside a section, and the RLU list. */
 #include "test.h"
 #include <readmostly/rlu.h>
+#include <readmostly/rlu_hash.h>
 #include <readmostly/rlu_list.h>
 #include <stdint.h>
 #include <unistd.h>
@@ -633,6 +634,55 @@ static void test_list(bool coarse) {
   rm_rlu_thread_unregister(self);
 }
 
+/* The hash table: 4 threads, each owning the keys k with k mod 4 == its
+ * index (negative ones too), checking every result against its own
+ * reference while the others change the same buckets. */
+enum { HASH_THREADS = 4, HASH_RANGE = 512 };
+static struct rm_rlu_hash *H;
+static long hash_count[HASH_THREADS];
+static void hash_worker(void *arg, int t) {
+  (void)arg;
+  rm_rlu_ctx *self = rm_rlu_thread_register();
+  CHECK(self != NULL);
+  static __thread char ref[HASH_RANGE];
+  memset(ref, 0, sizeof ref);
+  unsigned s = 777u * (unsigned)(t + 1);
+  long n = 0;
+  for (int i = 0; i < 20000; i++) {
+    s = s * 1103515245u + 12345u;
+    int slot = (int)((s >> 8) % (HASH_RANGE / HASH_THREADS));
+    int64_t k = (int64_t)(slot * HASH_THREADS + t) - HASH_RANGE / 2; /* k mod 4 fixed per thread */
+    int idx = slot * HASH_THREADS + t;
+    switch ((s >> 20) % 3) {
+    case 0:
+      CHECK_EQ(rm_rlu_hash_add(self, H, k), !ref[idx]);
+      n += !ref[idx];
+      ref[idx] = 1;
+      break;
+    case 1:
+      CHECK_EQ(rm_rlu_hash_remove(self, H, k), ref[idx]);
+      n -= ref[idx];
+      ref[idx] = 0;
+      break;
+    default:
+      CHECK_EQ(rm_rlu_hash_contains(self, H, k), ref[idx]);
+    }
+  }
+  hash_count[t] = n;
+  rm_rlu_thread_unregister(self);
+}
+
+static void test_hash(bool coarse) {
+  set_opts(coarse ? RM_RLU_COARSE : RM_RLU_FINE, 0, 0);
+  H = rm_rlu_hash_create(16, coarse);
+  CHECK(H != NULL);
+  test_run_threads(HASH_THREADS, hash_worker, NULL);
+  long total = 0;
+  for (int t = 0; t < HASH_THREADS; t++) total += hash_count[t];
+  CHECK_EQ(rm_rlu_hash_size(H), total);
+  rm_rlu_hash_destroy(H);
+}
+
 int main(int argc, char **argv) {
   fence_free = argc > 1 && !strcmp(argv[1], "--fence-free");
   if (fence_free) {
@@ -657,6 +707,8 @@ int main(int argc, char **argv) {
   test_defer();
   test_list(false);
   test_list(true);
+  test_hash(false);
+  test_hash(true);
   rm_rlu_stats_print(stdout);
   TEST_MAIN_END();
 }
