@@ -22,6 +22,9 @@
 #   PRELOAD=path/to/libreadmostly-preload.so  (default: build it in build/)
 #   REPS=7  THREADS="1 2 4"  CALLGRIND=0|1
 set -euo pipefail
+# The whole script is read before it runs (the braces close at its end), so
+# editing or updating it during a run cannot change what the run does.
+{
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 usage() { echo "usage: scripts/realprogs.sh [--quick] | --render DIR  (environment: OUT PRELOAD REPS THREADS CALLGRIND)"; }
@@ -361,3 +364,5 @@ EOF
 } > "$MD"
 echo "realprogs: wrote $MD"
 grep -E '\| (PASS|MISS|n/a) \|$' "$MD" || true
+exit 0
+}

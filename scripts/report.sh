@@ -30,6 +30,9 @@
 # liburcu-dev, gnuplot-nox, valgrind, rocksdb-tools, kyotocabinet-utils); a
 # part whose tool cannot be installed is skipped with a message.
 set -euo pipefail
+# The whole script is read before it runs (the braces close at its end), so
+# editing or updating it during a run cannot change what the run does.
+{
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 
@@ -849,3 +852,4 @@ if [ "$NMISS" -gt 0 ]; then
   [ "$STRICT" = 1 ] && exit 1
 fi
 exit 0
+}
