@@ -459,7 +459,7 @@ plot_threads() { # exp metric param title ylabel file impls
     echo "set grid"
     echo "set logscale x 2"
     yaxis "${files[@]}"
-    echo "plot $cmd"; } | gnuplot
+    echo "plot $cmd"; } | gnuplot || echo "report: gnuplot could not draw $png" >&2
 }
 # FCP experiments: x is the parameter, not threads.
 plot_param() { # exp metric threads title xlabel ylabel file impls key logx
@@ -484,7 +484,7 @@ plot_param() { # exp metric threads title xlabel ylabel file impls key logx
     echo "set grid"
     [ "$lx" = 1 ] && echo "set logscale x 10"
     yaxis "${files[@]}"
-    echo "plot $cmd"; } | gnuplot
+    echo "plot $cmd"; } | gnuplot || echo "report: gnuplot could not draw $png" >&2
 }
 render_plots() {
   rm -f "$OUT"/*.png
@@ -496,14 +496,14 @@ render_plots() {
   for p in 9/10 1/2 1/10 1/100 1/1000 1/10000; do
     plot_threads rwbench ops_per_sec "P=$p" "RWBench (Fig. 4): write probability $p" "operations/s" "$OUT/rwbench-${p//\//_}.png" "$RW"
   done
-  plot_param writer_freq writer_ops_per_sec 1 "writer_freq (FCP Fig. 21): 1 writer + 1 reader, writes/s" "writer delay (us)" "writes/s" "$OUT/writer_freq-writes.png" "no-lock,$WF" delay_us 1
-  plot_param writer_freq reader_ops_per_sec 1 "writer_freq (FCP Fig. 21): 1 writer + 1 reader, reads/s" "writer delay (us)" "reads/s" "$OUT/writer_freq-reads.png" "$WF" delay_us 1
+  plot_param writer_freq writer_ops_per_sec 1 "writer_freq (FCP Fig. 21): 1 writer + 1 reader, writes/s" "writer delay (µs)" "writes/s" "$OUT/writer_freq-writes.png" "no-lock,$WF" delay_us 1
+  plot_param writer_freq reader_ops_per_sec 1 "writer_freq (FCP Fig. 21): 1 writer + 1 reader, reads/s" "writer delay (µs)" "reads/s" "$OUT/writer_freq-reads.png" "$WF" delay_us 1
   plot_param sleepers reader_ops_per_sec 4 "sleepers (FCP Fig. 20): 4 readers, K yield inside sections, + 1 writer" "sleepy readers K" "reads/s" "$OUT/sleepers.png" "$SLP" sleepy 0
-  plot_param wakeup wake_us_last "" "wakeup (FCP Fig. 19): K parked readers, until the last runs" "readers K" "us" "$OUT/wakeup.png" "prwlock-parallel,prwlock-broadcast" readers 0
+  plot_param wakeup wake_us_last "" "wakeup (FCP Fig. 19): K parked readers, until the last runs" "readers K" "µs from the writer unlocking" "$OUT/wakeup.png" "prwlock-parallel,prwlock-broadcast" readers 0
   for t in 2 4; do
     awk -F, -v t=$t '$1=="interference" && $5=="ratio" && $3==t {sub("locks=","",$4); print $4, $6}' "$M" | sort -n > "$OUT/interference-$t.dat"
   done
-  gnuplot <<EOF
+  gnuplot <<EOF || echo "report: gnuplot could not draw $OUT/interference.png" >&2
 set terminal pngcairo size 900,600 noenhanced
 set output '$OUT/interference.png'
 set title "Inter-lock interference (Fig. 1): BRAVO-BA shared table / private table per lock"
@@ -537,7 +537,8 @@ EOF
     echo "set grid y"
     yaxis "$OUT/latency-read.dat" "$OUT/latency-write.dat"
     echo "plot '$OUT/latency-read.dat' using 2:xtic(1) lc rgb '#1f77b4' title 'read pair', '$OUT/latency-write.dat' using 2 lc rgb '#d62728' title 'write pair', \\"
-    echo "     '$OUT/latency-off.dat' using 2 lc rgb '#2ca02c' title 'read pair, writes keep the bias off'"; } | gnuplot
+    echo "     '$OUT/latency-off.dat' using 2 lc rgb '#2ca02c' title 'read pair, writes keep the bias off'"; } | gnuplot ||
+    echo "report: gnuplot could not draw $OUT/latency.png" >&2
   rm -f "$OUT"/*.dat
 }
 
