@@ -103,20 +103,25 @@ stop_ticker() { if [ -n "$TICKER" ]; then kill "$TICKER" 2>/dev/null || true; wa
 trap stop_ticker EXIT
 # step NAME CMD...: run one planned step with its progress lines.
 step() {
-  local name=$1 i plan_s left t0 rc=0
+  local name=$1 i plan_s left rest t0 rc=0
   shift
   for ((i = 0; i < ${#STEP_NAMES[@]}; i++)); do [ "${STEP_NAMES[i]}" = "$name" ] && break; done
   plan_s=${STEP_PLAN[i]:-0}
   left=$(left_after "$i")
   STEP_I=$((STEP_I + 1))
   echo "report: [$STEP_I/${#STEP_NAMES[@]}] $name (about $(mmss "$plan_s"); about $(mmss "$left") left in all)"
+  rest=$(left_after $((i + 1)))
   t0=$(date +%s)
   (
+    # Short sleeps, so that none outlives the step by more than a second
+    # (a pipe reading the output would wait for it).
     trap - EXIT
     n=0
-    while sleep 30; do
-      n=$((n + 30))
-      echo "report:   ... $name running for $(mmss $n) of about $(mmss "$plan_s")"
+    while sleep 1; do
+      n=$((n + 1))
+      [ $((n % 30)) = 0 ] || continue
+      l=$((left - n)); [ $l -gt "$rest" ] || l=$rest
+      echo "report:   ... $name running for $(mmss $n) (planned about $(mmss "$plan_s")); about $(mmss $l) left in all"
     done
   ) &
   TICKER=$!
