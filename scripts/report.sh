@@ -129,6 +129,7 @@ step() {
   stop_ticker
   DONE_PLAN=$((DONE_PLAN + plan_s))
   DONE_REAL=$((DONE_REAL + $(date +%s) - t0))
+  echo "step $name: planned $plan_s s, took $(( $(date +%s) - t0 )) s" >> "$OUT/run.txt"
   return $rc
 }
 
@@ -598,9 +599,10 @@ echo "## Machine"
 echo
 grep '^#' "$OUT/results.csv" | sed 's/^# */- /'
 echo "- runs with more threads than CPUs are oversubscribed (preemption and blocking paths)"
-if [ -f "$OUT/run.txt" ] && grep -q -e '^load average' -e 'spinning' -e 'other programs' "$OUT/run.txt"; then
-  echo "- quiet-machine checks:"
-  grep -e '^load average' -e 'spinning' -e 'other programs' "$OUT/run.txt" | sed 's/^/  - /'
+if [ -f "$OUT/run.txt" ] && grep -q -e '^load average' -e '^[a-z ]*: .*spinning' -e '^[a-z ]*: other programs' "$OUT/run.txt"; then
+  echo "- quiet-machine checks (the warning at the top, if any, says which were off):"
+  grep -v '^not quiet: ' "$OUT/run.txt" | grep -e '^load average' -e '^[a-z ]*: .*spinning' -e '^[a-z ]*: other programs' |
+    sed -e 's/, the hypervisor took 0\.00$//' -e 's/^/  - /'
 else
   echo "- quiet-machine checks: not recorded for this run"
 fi
