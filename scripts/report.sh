@@ -14,7 +14,7 @@
 #   scripts/report.sh --render DIR
 #
 # A run goes into results/runs/<UTC date-time>/ and results/runs/latest links
-# to the newest; both are ignored by git, so the tree stays clean.  The run
+# to the newest finished one; both are ignored by git, so the tree stays clean.  The run
 # the README quotes is kept, tracked, in results/reference/.
 #   --quick       a pass of about 3 minutes (short runs, 1 repetition) to try
 #                 it; its numbers are not for comparison
@@ -196,7 +196,7 @@ quiet_spin() { # label
     QUIET_NOTES+=("$1, $others other threads were runnable on average")
   fi
 }
-OTHERS_T0=0; OTHERS_M0=0; OTHERS_S0=0
+OTHERS_T0=0; OTHERS_M0=0; OTHERS_S0=0; OTHERS_ST0=0
 others_begin() { OTHERS_T0=$(date +%s%N); OTHERS_M0=$(machine_busy_ticks); OTHERS_S0=$(cpu_ticks $$ 1); OTHERS_ST0=$(steal_ticks); }
 others_end() { # label
   local t1 m1 s1 st1 used steal
@@ -252,8 +252,7 @@ if [ -z "$RENDER" ]; then
   fi
   mkdir -p "$OUT"
   rm -f "$OUT"/*.csv "$OUT"/*.png "$OUT"/*.dat "$OUT"/*.txt "$OUT"/REPORT.md "$OUT"/realprogs.md
-  if [ "$LINK" = 1 ]; then ln -sfn "$STAMP" results/runs/latest; fi
-  echo "report: writing $OUT$([ "$LINK" = 1 ] && echo " (results/runs/latest links to it)")"
+  echo "report: writing $OUT$([ "$LINK" = 1 ] && echo " (results/runs/latest will link to it when it is complete)")"
   { echo "mode: $([ "$QUICK" = 1 ] && echo quick || echo full)"
     echo "started: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"; } > "$OUT/run.txt"
   quiet_load
@@ -846,6 +845,8 @@ else
   echo "report: gnuplot (pngcairo) unavailable: no plots"
 fi
 render_report
+# The link moves only to a finished run.
+if [ -z "$RENDER" ] && [ "$LINK" = 1 ]; then ln -sfn "$STAMP" results/runs/latest; fi
 echo "report: wrote $OUT/REPORT.md$([ -z "$RENDER" ] && echo " in $(mmss $(( $(date +%s) - T_START ))) in all")"
 grep -E '\| (PASS|MISS|FAIL|n/a) \|$' "$OUT/REPORT.md" || true
 if [ -n "$(sed -n 's/^not quiet: //p' "$OUT/run.txt" 2>/dev/null)" ]; then
