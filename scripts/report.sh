@@ -389,8 +389,19 @@ awk -f scripts/medians.awk "$OUT/results.csv" > "$M"
 # cells have 2R+1).
 R=$(awk -F, '$1 == "readers" {print $7; exit}' "$M"); R=${R:-1}
 MODE=$(sed -n 's/^mode: //p' "$OUT/run.txt" 2>/dev/null || true); MODE=${MODE:-full}
-# h KIND VALUE: the value for people (scripts/units.awk).
-h() { awk -v H_KIND="$1" -v H_VALUE="$2" -f "$UNITS"; }
+# h KIND VALUE: the value for people.  It writes a placeholder that one
+# pass of scripts/units.awk over the finished REPORT.md turns into "233 M/s"
+# (KIND-t: a target, "3×"): one awk for the document, not one per number.
+h() { printf '\001%s\002%s\003' "$1" "$2"; }
+# The medians, in memory: MED[experiment|impl|threads|param|metric].
+# hashtable's ops_per_ms also as ops_per_sec (the report shows rates per s).
+declare -A MED=()
+while IFS=, read -r e i t p m v _; do
+  MED["$e|$i|$t|$p|$m"]=$v
+  if [ "$e" = hashtable ] && [ "$m" = ops_per_ms ]; then
+    MED["$e|$i|$t|$p|ops_per_sec"]=$(awk -v v="$v" 'BEGIN{ printf "%.6g", v * 1000 }')
+  fi
+done < "$M"
 
 # Plot style: one colour per lock family, kept across plots; BRAVO-X is
 # dashed in X's colour, a "-fence" mode dotted in its lock's; every other
@@ -548,11 +559,10 @@ EOF
 }
 
 # ---- REPORT.md -------------------------------------------------------------
-med() { awk -F, -v e="$1" -v i="$2" -v t="$3" -v p="$4" -v m="$5" \
-          '$1==e && $2==i && $3==t && $4==p && $5==m {print $6; exit}' "$M"; }
+med() { echo "${MED["$1|$2|$3|$4|$5"]:-}"; }
 # hm KIND EXP IMPL THREADS PARAM METRIC: a median, for people.
 # An empty cell (nothing measured: urcu-memb has no write side) shows "–".
-hm() { local k=$1 v; shift; v=$(med "$@"); if [ -z "$v" ]; then echo "–"; else h "$k" "$v"; fi; }
+hm() { local v=${MED["$2|$3|$4|$5|$6"]:-}; if [ -z "$v" ]; then echo "–"; else h "$1" "$v"; fi; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a=="" || b=="" || b==0) print "n/a"; else printf "%.6g", a/b }'; }
 NMISS=0; NFAIL=0   # counted from the finished report
 check() { # label value op target kind
@@ -567,7 +577,7 @@ EOF
 )
   if [ "$2" = n/a ] || [ -z "$2" ]; then shown=n/a; else shown=$(h "$5" "$2"); fi
   # The target as written: no trailing zeros ("≥ 3×", "≤ 5 µs").
-  target="${3/>=/≥} $(h "$5" "$4" | sed -e 's/\.0*\([^0-9]\)/\1/' -e 's/\(\.[0-9]*[1-9]\)0*\([^0-9]\)/\1\2/')"
+  target="${3/>=/≥} $(h "$5-t" "$4")"
   target=${target/<=/≤}
   echo "| $1 | $shown | $target | $r |"
 }
@@ -727,14 +737,9 @@ done
 echo "## Hash table (paper Fig. 6; operations/s)"
 echo
 # The driver counts operations per ms, as the paper does; shown per second.
-M_SAVED=$M
-awk -F, -v OFS=, '$1 == "hashtable" && $5 == "ops_per_ms" { $6 = $6 * 1000; $5 = "ops_per_sec" } { print }' "$M" > "$OUT/medians-hash.tmp"
-M=$OUT/medians-hash.tmp
 table_threads hashtable ops_per_sec "" rate "$ALL" 1 2 4
 echo
 bravo_ratios hashtable ops_per_sec "" 2
-M=$M_SAVED
-rm -f "$OUT/medians-hash.tmp"
 echo
 img hashtable.png hashtable
 echo "## prwlock: critical-section efficiency (FCP Table 3; time per lock+unlock pair)"
@@ -834,17 +839,19 @@ render_report() {
   echo "Acceptance checks: $NMISS MISS, $NFAIL FAIL (what they mean: \"Acceptance checks\" below)."
   echo
   echo "$body"
-  } > "$OUT/REPORT.md"
+  } | awk -v H_FILL=1 -f "$UNITS" > "$OUT/REPORT.md"
 }
 
-if [ -n "$RENDER" ] && [ -f "$OUT/realprogs.csv" ]; then scripts/realprogs.sh --render "$OUT" >/dev/null; fi
-if command -v gnuplot >/dev/null && gnuplot -e "set terminal pngcairo" 2>/dev/null; then
-  [ -n "$RENDER" ] || echo "report: [$((STEP_I + 1))/${#STEP_NAMES[@]}] plots and REPORT.md"
-  render_plots
-else
-  echo "report: gnuplot (pngcairo) unavailable: no plots"
-fi
-render_report
+render_all() {
+  if [ -n "$RENDER" ] && [ -f "$OUT/realprogs.csv" ]; then scripts/realprogs.sh --render "$OUT" >/dev/null; fi
+  if command -v gnuplot >/dev/null && gnuplot -e "set terminal pngcairo" 2>/dev/null; then
+    render_plots
+  else
+    echo "report: gnuplot (pngcairo) unavailable: no plots"
+  fi
+  render_report
+}
+if [ -n "$RENDER" ]; then render_all; else step "plots and REPORT.md" render_all; fi
 # The link moves only to a finished run.
 if [ -z "$RENDER" ] && [ "$LINK" = 1 ]; then ln -sfn "$STAMP" results/runs/latest; fi
 echo "report: wrote $OUT/REPORT.md$([ -z "$RENDER" ] && echo " in $(mmss $(( $(date +%s) - T_START ))) in all")"

@@ -11,10 +11,41 @@
 #   An empty or non-numeric v gives "" (a cell with nothing measured).
 #   sig3(x) is the bare number with three significant digits, trailing
 #   zeros kept (1 -> "1.00"), never in e-notation.
+#   target(v, kind) is human() without trailing zeros (3 -> "3×", 5000 ns
+#   -> "5 µs"): a target as it was written.
 # Alone: awk -v H_VALUE=2.32675e+08 -v H_KIND=rate -f scripts/units.awk
-# prints one formatted value.  Written for any POSIX awk (Debian's mawk).
+# prints one formatted value.  As a filter, awk -v H_FILL=1 -f
+# scripts/units.awk replaces each placeholder \001KIND\002VALUE\003 in its
+# input with human(VALUE, KIND) (KIND-t: target(VALUE, KIND)), so that a
+# long document costs one awk, not one per number.  Written for any POSIX
+# awk (Debian's mawk).
 BEGIN {
   if (H_KIND != "") { print human(H_VALUE, H_KIND); exit }
+}
+H_FILL == 1 {
+  line = $0
+  out = ""
+  while (match(line, /\001[a-z]+(-t)?\002[^\003]*\003/)) {
+    at = RSTART; len = RLENGTH   # target() below runs match() too
+    ph = substr(line, at + 1, len - 2)
+    k = ph; sub(/\002.*/, "", k)
+    v = ph; sub(/^[^\002]*\002/, "", v)
+    if (k ~ /-t$/) { sub(/-t$/, "", k); f = target(v, k) } else f = human(v, k)
+    out = out substr(line, 1, at - 1) f
+    line = substr(line, at + len)
+  }
+  print out line
+}
+
+function target(v, kind,   s, t) {
+  s = human(v, kind)
+  if (s ~ /\.0*([^0-9]|$)/) sub(/\.0*/, "", s)
+  else if (match(s, /\.[0-9]*[1-9]0+/)) {
+    # drop the zeros after the last significant decimal
+    t = substr(s, RSTART, RLENGTH); sub(/0+$/, "", t)
+    s = substr(s, 1, RSTART - 1) t substr(s, RSTART + RLENGTH)
+  }
+  return s
 }
 
 function sig3(x,   a, e, d, s) {
