@@ -265,6 +265,7 @@ static void thread_exit(void *arg) {
   memset(rm_fcp_tls_cache, 0, sizeof rm_fcp_tls_cache);
   while (r) {
     struct rm_fcp_reader *n = r->tnext;
+    if (r->domain->exit_hook) r->domain->exit_hook(r);
     if (rm_atomic_load_relaxed(&r->domain->keep_exit_holds) &&
         rm_atomic_load_relaxed(&r->passive) != NULL)
       record_orphan(r);
@@ -310,7 +311,7 @@ static void fork_child(void) {
         continue;
       }
       r->wake = 0;
-      if (r->passive == NULL) record_release(r);
+      if (r->passive == NULL || d->fork_release_holds) record_release(r);
       else record_orphan(r);
     }
 }
@@ -361,6 +362,7 @@ RM_API RM_NOINLINE struct rm_fcp_reader *rm_fcp_self_slowpath(rm_fcp_domain_t *d
   tls_records = r;
   pthread_setspecific(exit_key, (void *)1);
 cache:
+  if (d->no_tls_cache) return r;
   if (d == &rm_fcp_default) {
     rm_fcp_tls_default = r;
   } else {
@@ -385,6 +387,15 @@ RM_API int rm_fcp_domain_create(rm_fcp_domain_t **out) {
   pthread_mutex_unlock(&domains_lock);
   *out = d;
   return 0;
+}
+
+RM_API void rm_fcp_domain_init_static(struct rm_fcp_domain *d) {
+  memset(d, 0, sizeof *d);
+  pthread_mutex_lock(&domains_lock);
+  d->uid = next_uid++;
+  d->dnext = domains->dnext;
+  domains->dnext = d;
+  pthread_mutex_unlock(&domains_lock);
 }
 
 RM_API int rm_fcp_domain_destroy(rm_fcp_domain_t *d) {
