@@ -45,6 +45,9 @@ usage: scripts/report.sh [--quick] [--strict] [--out DIR]
   --out DIR     write the run into DIR (default results/runs/<UTC date-time>/,
                 with results/runs/latest linking to it)
   --render DIR  only redraw DIR's plots and REPORT.md from its CSV files
+  -h, --help    this text
+A MISS is a target not met on this machine in this run, not a failure of the
+software; a FAIL (a real program failed under the preload library) exits 1.
 EOF
 }
 die_usage() { echo "report: $*" >&2; usage >&2; exit 2; }
