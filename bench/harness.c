@@ -34,6 +34,7 @@ static const struct bench_family *const families[] = {
     &bench_fcp_family,
     &bench_rcu_family,
     &bench_citrus_family,
+    &bench_rlu_family,
     &bench_dlist_family,
 };
 #define NFAMILIES (sizeof families / sizeof families[0])

@@ -53,6 +53,8 @@
 #include <readmostly/rlu.h>
 #include <readmostly/fcp.h>
 
+#include "env.h"
+
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -293,6 +295,12 @@ RM_API int rm_rlu_init(const struct rm_rlu_options *opt) {
   /* ThreadSanitizer cannot see the order a membarrier gives. */
   o.fence_free = false;
 #endif
+  /* The fence-free entry is withheld for now: one run of
+   * stress.rlu.accounts.fence-free.debug-yield (1 in about 20) showed a
+   * reader whose account changed inside its own section (docs/rlu.md,
+   * "Section entry").  Requests fall back to the fenced entry, as without
+   * membarrier; READMOSTLY_RLU_FENCE_FREE=1 lets work on that bug use it. */
+  if (o.fence_free && !rm_env_flag("READMOSTLY_RLU_FENCE_FREE")) o.fence_free = false;
   if (o.fence_free && !rm_membarrier_available()) o.fence_free = false;
   if (o.fence_free && g.fcp == NULL && rm_fcp_domain_create(&g.fcp) != 0) {
     pthread_mutex_unlock(&g.reg_lock);
