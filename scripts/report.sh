@@ -278,7 +278,10 @@ ALL=$(pick ba bravo-ba pft bravo-pft pthread bravo-pthread futex bravo-futex per
 LAT=$(pick ba bravo-ba pft bravo-pft pthread bravo-pthread futex bravo-futex percpu cohort prwlock ck-rwlock ck-pflock ck-brlock urcu-memb)
 RW=$(pick ba bravo-ba pthread bravo-pthread futex bravo-futex percpu cohort prwlock)
 CSE=$(pick prwlock pthread ck-brlock bravo-ba)
-WF=$(pick prwlock ck-brlock bravo-ba pthread urcu-memb)
+WF=$(pick prwlock ck-brlock bravo-ba pthread rcu rcu-fence urcu-memb urcu-mb urcu-signal urcu-qsbr)
+# RCU flavours: ours (rcu; rcu-fence runs in a child process of the driver)
+# and liburcu's, qsbr's free read side being the floor.
+RCU=$(pick rcu rcu-fence urcu-memb urcu-mb urcu-signal urcu-qsbr)
 SLP=$(pick prwlock pthread ck-brlock bravo-futex)
 count() { local IFS=,; set -- $1; echo $#; }
 
@@ -304,6 +307,20 @@ run_writer_freq() {
   # How prwlock's writers reached consensus (counters on: a separate run).
   READMOSTLY_STATS=1 "$B" writer_freq --impl prwlock --threads 1 --duration "$D" --reps 1 \
     --param delay_us=10 > "$OUT/writer_freq_stats.txt" 2>&1 || true
+}
+# grace_period: four sweeps (busy readers; a sleepy reader; idle registered
+# threads; concurrent callers), one CSV.
+run_grace_period() {
+  local x n=0
+  for x in "--param readers=0,1,2,4" "--param readers=1 --param sleepy=1" \
+           "--param readers=1 --param idle=4" "--param readers=1 --param callers=2,4"; do
+    n=$((n + 1))
+    # shellcheck disable=SC2086
+    "$B" grace_period --impl "$RCU" --duration "$DL" --reps "$R" $x --csv "$OUT/gp-$n.csv" >/dev/null
+  done
+  { grep -h -e '^#' -e '^experiment,' "$OUT/gp-1.csv" | awk '!seen[$0]++'
+    grep -h -v -e '^#' -e '^experiment,' "$OUT"/gp-[1-4].csv; } > "$OUT/grace_period.csv"
+  rm -f "$OUT"/gp-[1-4].csv
 }
 run_realprogs() {
   # Unmodified programs under the preload library (installs rocksdb-tools
@@ -339,6 +356,7 @@ if [ -z "$RENDER" ]; then
   # thread start-up and set-up (measured: a full run's steps come within
   # 10 % of these).
   nL=$(count "$LAT"); nA=$(count "$ALL"); nR=$(count "$RW"); nC=$(count "$CSE"); nW=$(count "$WF"); nS=$(count "$SLP")
+  nU=$(count "$RCU")
   est() { awk -v n="$1" -v d="$2" 'BEGIN{ printf "%d", n * (d + 0.02) + 1 }'; }
   if [ "$QUICK" = 1 ]; then RP_PLAN=45; else RP_PLAN=600; fi
   plan "quiet check" 2
@@ -353,6 +371,9 @@ if [ -z "$RENDER" ]; then
   plan writer_freq "$(est $(((nW + 1) * 2 * 4 * R + 2)) "$D")"
   plan sleepers "$(est $((nS * 2 * 4 * R)) "$D")"
   plan wakeup 2
+  plan rcu_read "$(est $((nU * 3 * R)) "$D")"
+  plan grace_period "$(est $((nU * 9 * R)) "$DL")"
+  plan rcu_batch "$(est $((nU * 5 * R)) "$D")"
   plan "real programs" "$RP_PLAN"
   plan "instruction counts" 15
   plan "plots and REPORT.md" 8
@@ -370,6 +391,9 @@ if [ -z "$RENDER" ]; then
   step writer_freq run_writer_freq
   step sleepers run sleepers --impl "$SLP" --threads 2,4 --duration "$D" --reps "$R" --param sleepy=0,1,2,4
   step wakeup run wakeup --reps "$R" --param readers=1,2,4,8,16,32
+  step rcu_read run rcu_read --impl "$RCU" --threads 1,2,4 --duration "$D" --reps "$R"
+  step grace_period run_grace_period
+  step rcu_batch run rcu_batch --impl "$RCU" --threads 1 --duration "$D" --reps "$R" --param batch=1,10,100,1000,10000
   others_end "during the benchmark suite"
   quiet_warn_now
   # The benchmarks run for the time they are given, but the real programs
@@ -392,7 +416,9 @@ if [ -z "$RENDER" ]; then
 
   # All rows in one file, the machine description once.
   { grep '^#' "$OUT/latency.csv"; echo "experiment,impl,threads,param,rep,metric,value,unit";
-    for f in latency readers alternator interference test_rwlock rwbench hashtable cs_efficiency writer_freq sleepers wakeup; do
+    for f in latency readers alternator interference test_rwlock rwbench hashtable cs_efficiency writer_freq sleepers wakeup \
+             rcu_read grace_period rcu_batch; do
+      [ -f "$OUT/$f.csv" ] || continue
       grep -v -e '^#' -e '^experiment,' "$OUT/$f.csv"; done; } > "$OUT/results.csv"
   echo "finished: $(date -u '+%Y-%m-%d %H:%M:%S UTC')" >> "$OUT/run.txt"
   for n in "${QUIET_NOTES[@]}"; do echo "not quiet: $n" >> "$OUT/run.txt"; done
@@ -494,13 +520,13 @@ plot_threads() { # exp metric param title ylabel file impls
     echo "plot $cmd"; } | gnuplot || echo "report: gnuplot could not draw $png" >&2
 }
 # FCP experiments: x is the parameter, not threads.
-plot_param() { # exp metric threads title xlabel ylabel file impls key logx
-  local e=$1 m=$2 t=$3 title=$4 xl=$5 yl=$6 png=$7 impls=$8 key=$9 lx=${10} cmd="" i f files=()
+plot_param() { # exp metric threads title xlabel ylabel file impls key logx [param-regex]
+  local e=$1 m=$2 t=$3 title=$4 xl=$5 yl=$6 png=$7 impls=$8 key=$9 lx=${10} pf=${11:-.} cmd="" i f files=()
   style_init
   for i in ${impls//,/ }; do
     f="$OUT/$e-$i-$m.dat"
-    awk -F, -v e="$e" -v m="$m" -v t="$t" -v i="$i" -v k="$key" \
-      '$1==e && $5==m && $2==i && (t=="" || $3==t) {v=$4; sub(k"=","",v); print v, $6}' "$M" | sort -n > "$f"
+    awk -F, -v e="$e" -v m="$m" -v t="$t" -v i="$i" -v k="$key" -v pf="$pf" \
+      '$1==e && $5==m && $2==i && (t=="" || $3==t) && $4 ~ pf {v=$4; sub(k"=","",v); print v, $6}' "$M" | sort -n > "$f"
     [ -s "$f" ] || continue
     files+=("$f")
     style "$i"
@@ -532,6 +558,10 @@ render_plots() {
   plot_param writer_freq reader_ops_per_sec 1 "writer_freq (FCP Fig. 21): 1 writer + 1 reader, reads/s" "writer delay (µs)" "reads/s" "$OUT/writer_freq-reads.png" "$WF" delay_us 1
   plot_param sleepers reader_ops_per_sec 4 "sleepers (FCP Fig. 20): 4 readers, K yield inside sections, + 1 writer" "sleepy readers K" "reads/s" "$OUT/sleepers.png" "$SLP" sleepy 0
   plot_param wakeup wake_us_last "" "wakeup (FCP Fig. 19): K parked readers, until the last runs" "readers K" "µs from the writer unlocking" "$OUT/wakeup.png" "prwlock-parallel,prwlock-broadcast" readers 0
+  plot_threads rcu_read ops_per_sec "" "rcu_read: T threads in empty read sections" "read sections/s" "$OUT/rcu_read.png" "$RCU"
+  plot_param grace_period p99_ns "" "grace_period: synchronize latency, p99, with N busy readers" "busy readers N" "ns" "$OUT/grace_period-p99.png" "$RCU" readers 0 '^readers=[0-9]+$'
+  plot_param grace_period p50_ns "" "grace_period: synchronize latency, p50, with N busy readers" "busy readers N" "ns" "$OUT/grace_period-p50.png" "$RCU" readers 0 '^readers=[0-9]+$'
+  plot_param rcu_batch updates_per_sec 1 "rcu_batch (FCP Fig. 22): updates per grace period B, 1 busy reader" "batch B" "updates/s" "$OUT/rcu_batch.png" "$RCU" batch 1
   for t in 2 4; do
     awk -F, -v t=$t '$1=="interference" && $5=="ratio" && $3==t {sub("locks=","",$4); print $4, $6}' "$M" | sort -n > "$OUT/interference-$t.dat"
   done
@@ -660,6 +690,18 @@ check "readers T=2: prwlock / ck-brlock" "$(ratio "$(med readers prwlock 2 '' op
 check "cs_efficiency: prwlock writer, 0 readers" "$(med cs_efficiency prwlock 0 readers=0 writer_ns)" "<=" 5000 ns
 check "writer_freq 1 reader, 10 µs: prwlock writes" "$(med writer_freq prwlock 1 delay_us=10 writer_ops_per_sec)" ">=" 90000 rate
 check "writer_freq 1 reader, 10 µs: prwlock / ck-brlock reads" "$(ratio "$(med writer_freq prwlock 1 delay_us=10 reader_ops_per_sec)" "$(med writer_freq ck-brlock 1 delay_us=10 reader_ops_per_sec)")" ">=" 1 ratio
+if [ -n "$RCU" ]; then
+  check "rcu_read: rcu read pair" "$(med rcu_read rcu 1 '' ns_per_read_pair)" "<=" 1 ns
+  check "rcu_read: rcu / urcu-memb read pair" "$(ratio "$(med rcu_read rcu 1 '' ns_per_read_pair)" "$(med rcu_read urcu-memb 1 '' ns_per_read_pair)")" "<=" 1.05 ratio
+  check "rcu_read T=2: rcu / urcu-memb sections/s" "$(ratio "$(med rcu_read rcu 2 '' ops_per_sec)" "$(med rcu_read urcu-memb 2 '' ops_per_sec)")" ">=" 0.95 ratio
+  check "grace_period 1 busy reader: rcu p99 / urcu-memb p99" "$(ratio "$(med grace_period rcu 1 readers=1 p99_ns)" "$(med grace_period urcu-memb 1 readers=1 p99_ns)")" "<=" 0.1 ratio
+  check "grace_period 1 busy reader: rcu p99 / urcu-signal p50" "$(ratio "$(med grace_period rcu 1 readers=1 p99_ns)" "$(med grace_period urcu-signal 1 readers=1 p50_ns)")" "<=" 2 ratio
+  check "grace_period 0 readers: rcu p50" "$(med grace_period rcu 0 readers=0 p50_ns)" "<=" 2000 ns
+  check "writer_freq 1 reader, 10 µs: rcu / no-lock writes" "$(ratio "$(med writer_freq rcu 1 delay_us=10 writer_ops_per_sec)" "$(med writer_freq no-lock 1 delay_us=10 writer_ops_per_sec)")" ">=" 0.9 ratio
+  check "writer_freq 1 reader, 10 µs: rcu / urcu-memb writes" "$(ratio "$(med writer_freq rcu 1 delay_us=10 writer_ops_per_sec)" "$(med writer_freq urcu-memb 1 delay_us=10 writer_ops_per_sec)")" ">=" 10 ratio
+  check "writer_freq 1 reader, 10 µs: rcu / urcu-memb reads" "$(ratio "$(med writer_freq rcu 1 delay_us=10 reader_ops_per_sec)" "$(med writer_freq urcu-memb 1 delay_us=10 reader_ops_per_sec)")" ">=" 1 ratio
+  check "rcu_batch batch=1: rcu / urcu-memb updates" "$(ratio "$(med rcu_batch rcu 1 batch=1 updates_per_sec)" "$(med rcu_batch urcu-memb 1 batch=1 updates_per_sec)")" ">=" 10 ratio
+fi
 local worst
 worst=$(awk -F, '$1=="interference" && $5=="ratio" {if (w=="" || $6<w) w=$6} END{print (w==""?"n/a":w)}' "$M")
 check "interference: worst median ratio over N and T" "$worst" ">=" 0.85 ratio
@@ -805,6 +847,42 @@ echo "On 2 CPUs there are at most 2 wake groups (one per CPU), so parallel wake-
 echo
 img wakeup.png wakeup
 if [ -f "$OUT/realprogs.md" ]; then cat "$OUT/realprogs.md"; echo; fi
+if [ -n "$RCU" ]; then
+echo "## FCP-RCU: read sections (rcu_read)"
+echo
+echo "| impl | read pair (1 thread) | T=1 sections/s | T=2 | T=4 |"
+echo "| --- | ---: | ---: | ---: | ---: |"
+for i in ${RCU//,/ }; do
+  echo "| $i | $(hm ns rcu_read "$i" 1 '' ns_per_read_pair) | $(hm rate rcu_read "$i" 1 '' ops_per_sec) | $(hm rate rcu_read "$i" 2 '' ops_per_sec) | $(hm rate rcu_read "$i" 4 '' ops_per_sec) |"
+done
+echo
+echo "rcu-fence runs in a child process of the driver (fence mode is process-wide), after the others."
+echo
+img rcu_read.png rcu_read
+echo "## FCP-RCU: grace periods (grace_period; synchronize latency p50 / p99 / max)"
+echo
+echo "| impl | 0 readers | 1 busy reader | 2 busy | 4 busy (oversubscribed) | 1 busy + 1 sleepy | 1 busy + 4 idle registered | 1 busy, 2 callers | 1 busy, 4 callers |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+gp() { echo "$(hm ns grace_period "$1" "$2" "$3" p50_ns) / $(hm ns grace_period "$1" "$2" "$3" p99_ns) / $(hm ns grace_period "$1" "$2" "$3" max_ns)"; }
+for i in ${RCU//,/ }; do
+  echo "| $i | $(gp "$i" 0 readers=0) | $(gp "$i" 1 readers=1) | $(gp "$i" 2 readers=2) | $(gp "$i" 4 readers=4) | $(gp "$i" 2 'readers=1;sleepy=1') | $(gp "$i" 1 'readers=1;idle=4') | $(gp "$i" 1 'readers=1;callers=2') | $(gp "$i" 1 'readers=1;callers=4') |"
+done
+echo
+echo "Idle threads are registered and gone offline, as each flavour asks (a no-op in liburcu's memb and mb). Our idle"
+echo "threads that stay online would cost each grace period one membarrier (docs/rcu.md)."
+echo
+img grace_period-p50.png "grace_period p50"
+img grace_period-p99.png "grace_period p99"
+echo "## FCP-RCU: updates against batch size (rcu_batch, FCP Fig. 22; 1 writer, 1 busy reader; updates/s)"
+echo
+echo "| impl | B=1 | B=10 | B=100 | B=1000 | B=10000 |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: |"
+for i in ${RCU//,/ }; do
+  echo "| $i | $(hm rate rcu_batch "$i" 1 batch=1 updates_per_sec) | $(hm rate rcu_batch "$i" 1 batch=10 updates_per_sec) | $(hm rate rcu_batch "$i" 1 batch=100 updates_per_sec) | $(hm rate rcu_batch "$i" 1 batch=1000 updates_per_sec) | $(hm rate rcu_batch "$i" 1 batch=10000 updates_per_sec) |"
+done
+echo
+img rcu_batch.png rcu_batch
+fi
 echo "## Reproduce"
 echo
 echo '```sh'
