@@ -6,8 +6,12 @@ check_include_file(ck_rwlock.h RM_BENCH_HAVE_CK)
 find_path(RM_URCU_INCLUDE urcu/urcu-memb.h PATHS /usr/include/${CMAKE_LIBRARY_ARCHITECTURE})
 find_library(RM_URCU_MEMB_LIB urcu-memb)
 find_library(RM_URCU_COMMON_LIB urcu-common)
+# rcu_hash runs the table on every liburcu flavor (exp_rcu_hash.c).
+find_library(RM_URCU_MB_LIB urcu-mb)
+find_library(RM_URCU_QSBR_LIB urcu-qsbr)
+find_library(RM_URCU_SIGNAL_LIB urcu-signal)
 
-add_executable(readmostly-bench readmostly-bench.c)
+add_executable(readmostly-bench readmostly-bench.c exp_rcu_hash.c)
 target_link_libraries(readmostly-bench PRIVATE readmostly_static)
 target_include_directories(readmostly-bench PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 if(RM_BENCH_HAVE_CK)
@@ -15,10 +19,12 @@ if(RM_BENCH_HAVE_CK)
 else()
   message(STATUS "readmostly-bench: libck-dev not found; ck-rwlock, ck-pflock, ck-brlock left out")
 endif()
-if(RM_URCU_INCLUDE AND RM_URCU_MEMB_LIB)
+if(RM_URCU_INCLUDE AND RM_URCU_MEMB_LIB AND RM_URCU_MB_LIB AND RM_URCU_QSBR_LIB
+   AND RM_URCU_SIGNAL_LIB)
   target_compile_definitions(readmostly-bench PRIVATE RM_BENCH_HAVE_URCU=1)
   target_include_directories(readmostly-bench PRIVATE ${RM_URCU_INCLUDE})
-  target_link_libraries(readmostly-bench PRIVATE ${RM_URCU_MEMB_LIB})
+  target_link_libraries(readmostly-bench PRIVATE ${RM_URCU_MEMB_LIB} ${RM_URCU_MB_LIB}
+                        ${RM_URCU_QSBR_LIB} ${RM_URCU_SIGNAL_LIB})
   if(RM_URCU_COMMON_LIB)
     target_link_libraries(readmostly-bench PRIVATE ${RM_URCU_COMMON_LIB})
   endif()
@@ -40,7 +46,8 @@ set(RM_BENCH_SMOKE
   "cs_efficiency|--impl|prwlock,pthread,bravo-ba|--param|readers=0,1,3"
   "writer_freq|--impl|prwlock,pthread|--threads|1,3|--param|delay_us=10"
   "sleepers|--impl|prwlock,pthread|--threads|3|--param|sleepy=0,1"
-  "wakeup|--param|readers=1,3")
+  "wakeup|--param|readers=1,3"
+  "rcu_hash|--threads|1,3|--param|mode=fixed,resizing|--param|items=4096|--param|buckets=512")
 foreach(spec ${RM_BENCH_SMOKE})
   string(REPLACE "|" ";" args "${spec}")
   list(GET args 0 exp)

@@ -37,6 +37,7 @@
  *                 (section 5.6).
  */
 #define _GNU_SOURCE
+#include "exp_rcu_hash.h"
 #include "impls.h"
 
 #include <errno.h>
@@ -1159,6 +1160,9 @@ static void usage(FILE *f) {
           "                        [--csv FILE] [--iterations N] [--pin 0|1]\n"
           "       readmostly-bench list\n\nexperiments:\n");
   for (size_t i = 0; i < NEXP; i++) fprintf(f, "  %-13s %s\n", experiments[i].name, experiments[i].what);
+  fprintf(f, "  %-13s %s\n", "rcu_hash",
+          "resizable RCU hash table, T readers (param mode=fixed|resizing): lookups/s and "
+          "synchronize latency in resizes; RCU flavors: readmostly-bench rcu_hash --help");
   fprintf(f, "implementations:");
   for (size_t i = 0; i < NIMPLS; i++)
     if (!(impls[i].flags & IMPL_HIDDEN)) fprintf(f, " %s", impls[i].name);
@@ -1186,6 +1190,8 @@ int main(int argc, char **argv) {
     usage(stdout);
     return 0;
   }
+  /* Experiments with their own implementation lists (bench/exp_*.c). */
+  if (strcmp(argv[1], "rcu_hash") == 0) return rmb_rcu_hash_main(argc, argv);
   O.exp = argv[1];
   size_t ei = 0;
   while (ei < NEXP && strcmp(experiments[ei].name, O.exp) != 0) ei++;
