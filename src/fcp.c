@@ -265,6 +265,7 @@ static void thread_exit(void *arg) {
   memset(rm_fcp_tls_cache, 0, sizeof rm_fcp_tls_cache);
   while (r) {
     struct rm_fcp_reader *n = r->tnext;
+    if (r->domain->exit_hook) r->domain->exit_hook(r);
     if (rm_atomic_load_relaxed(&r->domain->keep_exit_holds) &&
         rm_atomic_load_relaxed(&r->passive) != NULL)
       record_orphan(r);
@@ -361,6 +362,7 @@ RM_API RM_NOINLINE struct rm_fcp_reader *rm_fcp_self_slowpath(rm_fcp_domain_t *d
   tls_records = r;
   pthread_setspecific(exit_key, (void *)1);
 cache:
+  if (d->no_tls_cache) return r;
   if (d == &rm_fcp_default) {
     rm_fcp_tls_default = r;
   } else {

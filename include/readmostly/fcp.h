@@ -129,6 +129,10 @@ struct rm_fcp_domain {
   uint64_t writer_parks;
   uint64_t consensus_fenced;      /* stragglers settled by a fence (fence mode) */
   uint32_t keep_exit_holds;       /* rm_fcp_domain_keep_exit_holds() */
+  uint32_t no_tls_cache;          /* the user caches its records itself (RCU) */
+  /* Called on an exiting thread for its record of this domain, before the
+   * record is released (RCU forgets its thread-local pointer to it). */
+  void (*exit_hook)(struct rm_fcp_reader *r);
 } RM_ALIGNED;
 
 #define RM_FCP_WAIT 0

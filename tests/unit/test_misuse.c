@@ -37,6 +37,7 @@
 #include <readmostly/cohort.h>
 #include <readmostly/percpu.h>
 #include <readmostly/prwlock.h>
+#include <readmostly/rcu.h>
 #include <readmostly/rwlock.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -365,6 +366,45 @@ static void table_timeouts(void) {
   CHECK(n >= 6); /* pthread, futex(-rpref), prwlock and BRAVO over them */
 }
 
+/* ---- RCU (the checks live in the library) ------------------------------- */
+
+static void rcu_synchronize_in_section(void) {
+  rm_rcu_read_lock();
+  CHECK_ERR(rm_rcu_synchronize(), EDEADLK);
+  rm_rcu_read_unlock();
+  CHECK_ERR(rm_rcu_synchronize(), 0);
+}
+
+static void rcu_barrier_in_section(void) {
+  rm_rcu_read_lock();
+  CHECK_ERR(rm_rcu_barrier(), EDEADLK);
+  rm_rcu_read_unlock();
+  CHECK_ERR(rm_rcu_barrier(), 0);
+}
+
+static int rcu_cb_result = -1;
+static void rcu_barrier_cb(struct rm_rcu_head *h) {
+  (void)h;
+  __atomic_store_n(&rcu_cb_result, rm_rcu_barrier(), __ATOMIC_RELEASE);
+}
+static void rcu_barrier_in_callback(void) {
+  static struct rm_rcu_head h;
+  rm_rcu_call(&h, rcu_barrier_cb);
+  CHECK_ERR(rm_rcu_barrier(), 0);
+  CHECK_EQ(__atomic_load_n(&rcu_cb_result, __ATOMIC_ACQUIRE), EDEADLK);
+}
+
+static void rcu_unlock_unbalanced(void) {
+  if (!freopen("/dev/null", "w", stderr)) _exit(9); /* the one-line warning */
+  rm_rcu_read_unlock();
+  CHECK(!rm_rcu_read_ongoing());
+  rm_rcu_read_lock();
+  CHECK(rm_rcu_read_ongoing());
+  rm_rcu_read_unlock();
+  CHECK(!rm_rcu_read_ongoing());
+  CHECK_ERR(rm_rcu_synchronize(), 0);
+}
+
 int main(void) {
   run_case("futexrw.read_unlock.free", IN_HEADER, futexrw_read_unlock_free);
   run_case("futexrw.read_unlock.twice", IN_HEADER, futexrw_read_unlock_twice);
@@ -382,6 +422,10 @@ int main(void) {
   run_case("percpu.write_unlock.free", IN_LIBRARY, percpu_write_unlock_free);
   run_case("bravo-futexrw.read_unlock.tokens", IN_HEADER, bravo_futexrw_tokens);
   run_case("bravo-ba.read_unlock.other-lock", IN_HEADER, bravo_ba_other_lock_token);
+  run_case("rcu.synchronize.in-section", IN_LIBRARY, rcu_synchronize_in_section);
+  run_case("rcu.barrier.in-section", IN_LIBRARY, rcu_barrier_in_section);
+  run_case("rcu.barrier.in-callback", IN_LIBRARY, rcu_barrier_in_callback);
+  run_case("rcu.read_unlock.unbalanced", IN_LIBRARY, rcu_unlock_unbalanced);
   /* Timeouts are checked in every build: nothing aborts. */
   typed_timeouts();
   table_timeouts();

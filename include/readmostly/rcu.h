@@ -1,0 +1,273 @@
+/*
+ * readmostly/rcu.h - FCP-RCU: read-copy update on the FCP consensus core.
+ *
+ * SYNOPSIS
+ *   #include <readmostly/rcu.h>
+ *   rm_rcu_register_thread();               // optional: the first read lock registers
+ *   rm_rcu_read_lock();
+ *   struct foo *p = rm_rcu_dereference(shared);   ... use *p ...
+ *   rm_rcu_read_unlock();
+ *
+ *   old = rm_rcu_xchg_pointer(&shared, new);    // writer
+ *   rm_rcu_synchronize();  free(old);            // or:
+ *   rm_rcu_call(&old->rcu, free_foo);            // never blocks
+ *   rm_rcu_barrier();                            // every queued callback has run
+ *
+ * DESCRIPTION
+ *   A read section is the code between an outermost rm_rcu_read_lock() and
+ *   its rm_rcu_read_unlock().  Sections nest to any depth (a per-thread
+ *   count), cost no atomic instruction and, while membarrier is available
+ *   (readmostly/fcp.h, "membarrier mode"), no fence: the outermost lock
+ *   stores "in flight" in the thread's record of the RCU domain, the
+ *   outermost unlock clears it and reports the domain's version, exactly as
+ *   a prwlock reader does.  In fence mode (READMOSTLY_NO_MEMBARRIER=1, a
+ *   kernel without membarrier, or after rm_fcp_switch_to_fence()) the
+ *   outermost lock executes one full fence.  A reader may block, sleep or
+ *   be preempted inside a section; it only delays grace periods.
+ *
+ *   rm_rcu_synchronize() waits until every section that began before the
+ *   call has ended (a grace period).  It bumps the domain version; threads
+ *   that report the new version, or are outside any section, need nothing
+ *   (busy readers report on their next unlock, within microseconds); if some
+ *   thread has not reported, ONE membarrier makes every thread's "in flight"
+ *   store visible, and the caller then waits only for threads still inside a
+ *   section that began before: it spins briefly, then sleeps until that
+ *   reader's unlock wakes it.  Concurrent callers share grace periods (a
+ *   sequence counter: a caller whose need a grace period run by another
+ *   thread already covers returns when that one ends), so N threads calling
+ *   at once cost one or two grace periods, not N.  Calling it inside a read
+ *   section is an error (it would wait for itself): EDEADLK, and an
+ *   assertion in debug builds.
+ *
+ *   Registration.  A thread is registered by rm_rcu_register_thread() or by
+ *   its first read lock; rm_rcu_unregister_thread() (or thread exit, even
+ *   inside a section) releases its record, which never delays a later grace
+ *   period.  A registered thread that is outside any section but never
+ *   reports (idle, or busy outside the library) costs every grace period a
+ *   membarrier: call rm_rcu_thread_offline() before going idle for long and
+ *   rm_rcu_thread_online() after (an offline thread is never waited for and
+ *   must not read; a read lock while offline brings the thread online), or
+ *   rm_rcu_quiescent_state() now and then, which reports the version.  A
+ *   thread that only updates (synchronize, call) needs no registration.
+ *   If no record can be allocated, rm_rcu_register_thread() returns ENOMEM
+ *   and a read lock that would register prints a message and aborts (it
+ *   cannot return an error).
+ *
+ *   Callbacks.  rm_rcu_call(head, func) queues func(head) to run after a
+ *   grace period.  It never blocks and may be called inside a read section
+ *   and from a callback.  Callbacks are queued (a lock-free queue) on a
+ *   call_rcu data object, each drained by its own worker thread, which
+ *   takes every queued callback, waits for ONE grace period and runs them in
+ *   order; the default object is created on first use, others by
+ *   rm_rcu_call_data_create() and chosen per thread or per CPU.  The worker
+ *   starts a grace period once rm_rcu_call_set_batch() callbacks are queued
+ *   (default 1: at once) or the oldest has waited the batch delay (default
+ *   10 ms).  rm_rcu_barrier() waits until every callback queued before it
+ *   (on every object) has run.  Callbacks queued by a thread that exits are
+ *   run as usual.  If the worker thread cannot be created, rm_rcu_call()
+ *   outside a read section waits for a grace period and runs the callback
+ *   itself; inside one it leaves the callback queued, and the next
+ *   rm_rcu_call() or rm_rcu_barrier() retries (the barrier, failing again,
+ *   runs the queue itself): a callback is never dropped.
+ *   rm_rcu_defer(func, p) (liburcu's defer_rcu) queues func(p) the same way
+ *   through a small allocated node; it may block (when the node cannot be
+ *   allocated it waits for a grace period and calls func(p) itself), so it
+ *   must not be called inside a read section.
+ *
+ *   fork().  The child can read, synchronize and queue callbacks: records of
+ *   other threads are released in the child, and its call_rcu workers, which
+ *   do not exist there, are started again on first use, with the callbacks
+ *   the parent had queued (they run in the child too, as with liburcu).
+ *   Nothing needs calling around fork(); liburcu's call_rcu_before_fork()
+ *   and friends are accepted and do nothing.
+ *
+ *   Pointers.  rm_rcu_dereference(p) is a consume load (an acquire load
+ *   here: no compiler implements consume); rm_rcu_assign_pointer(p, v) a
+ *   release store (the new object's initialisation happens before any
+ *   reader that loads v); rm_rcu_xchg_pointer and rm_rcu_cmpxchg_pointer
+ *   are full barriers, as liburcu's are.
+ *
+ *   The design, the ordering table and every difference from liburcu and
+ *   from the paper: docs/rcu.md.  readmostly/urcu.h gives liburcu's names.
+ *
+ * RETURN VALUES
+ *   rm_rcu_synchronize, rm_rcu_barrier: 0, or EDEADLK inside a read section
+ *   (rm_rcu_barrier also in a callback).  rm_rcu_register_thread: 0, ENOMEM.
+ *   rm_rcu_unregister_thread: 0, EBUSY inside a read section.
+ *   rm_rcu_call_data_create: 0, EINVAL, ENOMEM, EAGAIN (no thread).
+ *   rm_rcu_call_data_free: 0, EINVAL (the default object).
+ *
+ * COSTS
+ *   128 bytes per registered thread; read pair: a thread-local count, one
+ *   store, one load and compare of the version (and one store when it moved).
+ */
+#ifndef READMOSTLY_RCU_H
+#define READMOSTLY_RCU_H
+
+#include <readmostly/fcp.h>
+
+#include <pthread.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- read side ---------------------------------------------------------- */
+
+/* The calling thread's RCU state.  `rec` is NULL while the thread is not
+ * registered or is offline (the read lock's slow path handles both). */
+struct rm_rcu_thread {
+  struct rm_fcp_reader *rec; /* record in the RCU domain, or NULL */
+  uint32_t nest;             /* read-section depth */
+  uint32_t state;            /* RM_RCU_* below (slow paths only) */
+  struct rm_fcp_reader *offline_rec; /* the record while offline */
+  struct rm_rcu_call_data *crd;      /* rm_rcu_call_data_set_thread() */
+};
+#define RM_RCU_REGISTERED 0x1u /* registered explicitly */
+#define RM_RCU_OFFLINE 0x2u
+#define RM_RCU_IN_CALLBACK 0x4u /* a call_rcu worker running callbacks */
+
+extern RM_API __thread struct rm_rcu_thread rm_rcu_tls __attribute__((tls_model("initial-exec")));
+/* What a record holds while its thread is inside a section: never NULL,
+ * never a lock (the RCU domain holds nothing else). */
+extern RM_API const uint64_t rm_rcu_in_flight;
+
+RM_API struct rm_fcp_reader *rm_rcu_read_lock_slowpath(void);
+RM_API void rm_rcu_unlock_misuse(void);
+
+RM_INLINE void rm_rcu_read_lock(void) {
+  struct rm_rcu_thread *t = &rm_rcu_tls;
+  if (RM_LIKELY(t->nest++ == 0)) {
+    struct rm_fcp_reader *r = t->rec;
+    if (RM_UNLIKELY(r == NULL)) r = rm_rcu_read_lock_slowpath();
+    /* Report at entry too (outside any section still): a section that
+     * begins after a synchronize bumped the version is one that grace
+     * period need not wait for, since the acquire load of the version
+     * orders the updater's stores before this section's loads.  The store
+     * is skipped while the version has not moved (one load, a line that
+     * only grace periods write). */
+    uint64_t v = rm_atomic_load_acquire(&r->domain->version);
+    if (RM_UNLIKELY(rm_atomic_load_relaxed(&r->seen) != v)) rm_atomic_store_release(&r->seen, v);
+    /* Store "in flight" (R1); then, in fence mode, a full fence before the
+     * section's loads.  In membarrier mode R1 may sit in the store buffer
+     * while the section loads a pointer: a synchronize that finds R1
+     * invisible issues a membarrier before it trusts the record, and the
+     * barrier drains this CPU's buffer (or the thread was switched out,
+     * which did).  See rm_fcp_enter and docs/rcu.md. */
+    rm_fcp_enter(r, &rm_rcu_in_flight);
+  }
+}
+
+RM_INLINE void rm_rcu_read_unlock(void) {
+  struct rm_rcu_thread *t = &rm_rcu_tls;
+  if (RM_UNLIKELY(t->nest == 0)) {
+    rm_rcu_unlock_misuse(); /* unbalanced: asserts in debug builds, else ignored */
+    return;
+  }
+  if (RM_LIKELY(--t->nest == 0)) {
+    struct rm_fcp_reader *r = t->rec;
+    /* Release store of NULL (U1): the section's loads happen before a
+     * synchronize that reads it; then the report (acquire load of the
+     * version, a release store of `seen` when it moved), which also wakes a
+     * synchronize parked on this record.  rm_fcp_leave. */
+    rm_fcp_leave(r->domain, r);
+  }
+}
+
+RM_INLINE bool rm_rcu_read_ongoing(void) { return rm_rcu_tls.nest != 0; }
+
+/* ---- registration --------------------------------------------------------- */
+
+RM_API int rm_rcu_register_thread(void);
+RM_API int rm_rcu_unregister_thread(void);
+RM_API void rm_rcu_thread_offline(void);
+RM_API void rm_rcu_thread_online(void);
+RM_API void rm_rcu_quiescent_state(void);
+/* The domain all RCU records belong to (created on first use). */
+RM_API rm_fcp_domain_t *rm_rcu_domain(void);
+
+/* ---- grace periods -------------------------------------------------------- */
+
+RM_API int rm_rcu_synchronize(void);
+
+struct rm_rcu_head {
+  struct rm_rcu_head *next;
+  void (*func)(struct rm_rcu_head *head);
+};
+
+struct rm_rcu_call_data;
+RM_API void rm_rcu_call(struct rm_rcu_head *head, void (*func)(struct rm_rcu_head *head));
+RM_API int rm_rcu_barrier(void);
+RM_API void rm_rcu_defer(void (*func)(void *p), void *p);
+
+/* call_rcu data objects: one worker thread each. */
+RM_API int rm_rcu_call_data_create(struct rm_rcu_call_data **out);
+RM_API int rm_rcu_call_data_free(struct rm_rcu_call_data *crd);
+RM_API struct rm_rcu_call_data *rm_rcu_call_data_default(void);
+/* The object rm_rcu_call() of the calling thread uses (NULL: per CPU or default). */
+RM_API void rm_rcu_call_data_set_thread(struct rm_rcu_call_data *crd);
+RM_API struct rm_rcu_call_data *rm_rcu_call_data_thread(void);
+/* One object per CPU (created now); rm_rcu_call() then uses the object of
+ * the CPU it runs on, unless the thread has its own.  0, ENOMEM, EAGAIN. */
+RM_API int rm_rcu_call_data_create_per_cpu(void);
+RM_API struct rm_rcu_call_data *rm_rcu_call_data_cpu(int cpu);
+/* Give CPU cpu the object crd (NULL: none).  0, EINVAL, ENOMEM. */
+RM_API int rm_rcu_call_data_set_cpu(int cpu, struct rm_rcu_call_data *crd);
+/* Free every per-CPU object (their callbacks run first). */
+RM_API void rm_rcu_call_data_free_per_cpu(void);
+/* The object rm_rcu_call() would use now: the thread's, else its CPU's,
+ * else the default one. */
+RM_API struct rm_rcu_call_data *rm_rcu_call_data_current(void);
+/* The worker thread of crd (started if it was not). */
+RM_API pthread_t rm_rcu_call_data_worker(struct rm_rcu_call_data *crd);
+/* Hooks run around fork() (before, in the parent after, in the child
+ * after), in registration order; for libraries with threads of their own
+ * that use RCU (liburcu's lock-free hash table registers its resize
+ * worker here).  The structure must stay valid until unregistered. */
+struct rm_rcu_atfork {
+  void (*before_fork)(void *priv);
+  void (*after_fork_parent)(void *priv);
+  void (*after_fork_child)(void *priv);
+  void *priv;
+  struct rm_rcu_atfork *rm_next; /* the library's */
+};
+RM_API void rm_rcu_register_atfork(struct rm_rcu_atfork *a);
+RM_API void rm_rcu_unregister_atfork(struct rm_rcu_atfork *a);
+/* Batching of one object (NULL: every object, now and later): a grace
+ * period starts when `batch` callbacks are queued (1..1 000 000) or the
+ * oldest has waited delay_ns.  0, EINVAL. */
+RM_API int rm_rcu_call_set_batch(struct rm_rcu_call_data *crd, unsigned batch, uint64_t delay_ns);
+
+/* Statistics (relaxed counters, for benchmarks and tests). */
+struct rm_rcu_stats {
+  uint64_t grace_periods;   /* grace periods run */
+  uint64_t sync_calls;      /* rm_rcu_synchronize calls */
+  uint64_t sync_shared;     /* ... that returned on another caller's grace period */
+  uint64_t callbacks_run;
+  uint64_t callback_batches; /* grace periods the workers waited for */
+};
+RM_API void rm_rcu_get_stats(struct rm_rcu_stats *out);
+
+/* ---- pointers ------------------------------------------------------------- */
+
+/* Consume, implemented as acquire: every later load through the pointer
+ * sees the object as the publisher initialised it. */
+#define rm_rcu_dereference(p) __atomic_load_n(&(p), __ATOMIC_ACQUIRE)
+/* Release: the object's initialisation happens before a reader that loads
+ * the new value.  (liburcu skips the barrier for NULL; a release store of
+ * NULL costs nothing more on x86.) */
+#define rm_rcu_assign_pointer(p, v) __atomic_store_n(&(p), (v), __ATOMIC_RELEASE)
+/* Full barriers (seq_cst), as liburcu's uatomic_xchg / uatomic_cmpxchg. */
+#define rm_rcu_xchg_pointer(pp, v) __atomic_exchange_n((pp), (v), __ATOMIC_SEQ_CST)
+#define rm_rcu_cmpxchg_pointer(pp, old, v)                                                   \
+  __extension__({                                                                          \
+    __typeof__(*(pp)) rm_rcu_old_ = (old);                                                 \
+    __atomic_compare_exchange_n((pp), &rm_rcu_old_, (v), false, __ATOMIC_SEQ_CST,          \
+                                __ATOMIC_SEQ_CST);                                         \
+    rm_rcu_old_;                                                                           \
+  })
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* READMOSTLY_RCU_H */

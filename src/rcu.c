@@ -1,0 +1,829 @@
+/*
+ * rcu.c - FCP-RCU: registration, grace periods, call_rcu workers
+ * (readmostly/rcu.h; design and ordering in docs/rcu.md).
+ *
+ * Invariants:
+ *  1. The RCU domain's records hold nothing but &rm_rcu_in_flight, and only
+ *     while their thread is inside a read section (nest > 0).
+ *  2. gp_seq is even when no grace period runs and odd while one does; it
+ *     changes only under gp_lock.  A caller that read gp_seq = s0 needs the
+ *     end of a grace period that began after its read: gp_seq reaching
+ *     (s0 + 3) & ~1.
+ *  3. A record of a thread that is not inside rm_rcu_read_lock() may say
+ *     seen == UINT64_MAX ("never wait for me") only while the thread
+ *     cannot begin a section without first going through
+ *     rm_rcu_thread_online() (offline threads, and synchronize callers
+ *     while they wait for a grace period).
+ *  4. A callback is in exactly one place: a call data object's queue, its
+ *     worker's current batch (crd->batch), or running.
+ */
+#define _GNU_SOURCE
+#include <readmostly/rcu.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+RM_API __thread struct rm_rcu_thread rm_rcu_tls __attribute__((tls_model("initial-exec")));
+RM_API const uint64_t rm_rcu_in_flight = 0x52435500u; /* its address is what counts */
+
+static rm_fcp_domain_t *dom;
+static pthread_once_t dom_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t gp_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t gp_seq; /* invariant 2 */
+
+static struct {
+  uint64_t grace_periods, sync_calls, sync_shared, callbacks_run, callback_batches;
+} stats;
+#define STAT_ADD(f, n) rm_atomic_fetch_add_relaxed(&stats.f, (uint64_t)(n))
+
+static void fork_prepare(void);
+static void fork_parent(void);
+static void fork_child(void);
+
+static void thread_exit_hook(struct rm_fcp_reader *r) {
+  (void)r;
+  /* The core releases the record next (a section left open ends there).
+   * Forget it, so that a later destructor of this thread that reads
+   * registers afresh instead of writing into a record another thread may
+   * own by then. */
+  memset(&rm_rcu_tls, 0, sizeof rm_rcu_tls);
+}
+
+static void dom_init(void) {
+  if (rm_fcp_domain_create(&dom) != 0) {
+    fprintf(stderr, "readmostly: rcu: cannot allocate the RCU domain\n");
+    abort();
+  }
+  dom->no_tls_cache = 1; /* records live in rm_rcu_tls */
+  dom->exit_hook = thread_exit_hook;
+  pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+RM_API rm_fcp_domain_t *rm_rcu_domain(void) {
+  pthread_once(&dom_once, dom_init);
+  return dom;
+}
+
+/* ---- registration ---------------------------------------------------------- */
+
+static struct rm_fcp_reader *claim(void) {
+  rm_fcp_domain_t *d = rm_rcu_domain();
+  /* The core claims a record, reports the current version and fences: a
+   * synchronize that counted the record as free (seen == UINT64_MAX) before
+   * the claim has its updates visible to every section we begin.  */
+  return rm_fcp_self_slowpath(d);
+}
+
+/* Leave the "never wait for me" state (invariant 3).  seen = 0 first
+ * (relaxed), then a full fence, then the report's acquire load of the
+ * version.  Dekker with a synchronize, which bumps the version (seq_cst
+ * RMW and a fence, rm_fcp_begin) and then loads `seen`: either it sees 0
+ * and treats the record as a straggler (membarrier, then the truth of
+ * `passive`), or our load sees its version, and with it every store the
+ * updater made before it, so our next section cannot see what it retired. */
+static void come_online(struct rm_fcp_reader *r) {
+  rm_atomic_store_relaxed(&r->seen, (uint64_t)0);
+  rm_fence_store_load();
+  rm_fcp_report(r->domain, r);
+}
+
+/* Enter the "never wait for me" state: a release store, so everything this
+ * thread did before (its sections included) happens before a synchronize
+ * that reads UINT64_MAX and concludes without it. */
+static void go_offline(struct rm_fcp_reader *r) {
+  rm_atomic_store_release(&r->seen, UINT64_MAX);
+}
+
+RM_API RM_NOINLINE struct rm_fcp_reader *rm_rcu_read_lock_slowpath(void) {
+  struct rm_rcu_thread *t = &rm_rcu_tls;
+  if (t->offline_rec) { /* a read lock while offline brings the thread online */
+    struct rm_fcp_reader *r = t->offline_rec;
+    come_online(r);
+    t->offline_rec = NULL;
+    t->state &= ~RM_RCU_OFFLINE;
+    t->rec = r;
+    return r;
+  }
+  struct rm_fcp_reader *r = claim();
+  if (!r) {
+    fprintf(stderr, "readmostly: rcu_read_lock: cannot allocate this thread's RCU record "
+                    "(out of memory); call rm_rcu_register_thread() to get an error instead\n");
+    abort();
+  }
+  t->rec = r;
+  return r;
+}
+
+RM_API void rm_rcu_unlock_misuse(void) {
+  RM_ASSERT(false, "rm_rcu_read_unlock without a matching rm_rcu_read_lock");
+  static int said;
+  if (!rm_atomic_xchg_acq_rel(&said, 1))
+    fprintf(stderr, "readmostly: rcu_read_unlock without a matching rcu_read_lock (ignored)\n");
+}
+
+RM_API int rm_rcu_register_thread(void) {
+  struct rm_rcu_thread *t = &rm_rcu_tls;
+  if (!t->rec && !t->offline_rec) {
+    struct rm_fcp_reader *r = claim();
+    if (!r) return ENOMEM;
+    t->rec = r;
+  }
+  t->state |= RM_RCU_REGISTERED;
+  return 0;
+}
+
+RM_API int rm_rcu_unregister_thread(void) {
+  struct rm_rcu_thread *t = &rm_rcu_tls;
+  if (t->nest) {
+    RM_ASSERT(false, "rm_rcu_unregister_thread inside a read section");
+    return EBUSY;
+  }
+  if (t->rec || t->offline_rec) {
+    int e = rm_fcp_domain_leave(rm_rcu_domain()); /* releases the record: seen = MAX */
+    if (e) return e;
+  }
+  struct rm_rcu_call_data *crd = t->crd;
+  memset(t, 0, sizeof *t);
+  t->crd = crd;
+  return 0;
+}
+
+RM_API void rm_rcu_thread_offline(void) {
+  struct rm_rcu_thread *t = &rm_rcu_tls;
+  RM_ASSERT(t->nest == 0, "rm_rcu_thread_offline inside a read section");
+  if (t->nest || !t->rec) return;
+  go_offline(t->rec);
+  t->offline_rec = t->rec;
+  t->rec = NULL;
+  t->state |= RM_RCU_OFFLINE;
+}
+
+RM_API void rm_rcu_thread_online(void) {
+  struct rm_rcu_thread *t = &rm_rcu_tls;
+  if (!t->offline_rec) return;
+  come_online(t->offline_rec);
+  t->rec = t->offline_rec;
+  t->offline_rec = NULL;
+  t->state &= ~RM_RCU_OFFLINE;
+}
+
+RM_API void rm_rcu_quiescent_state(void) {
+  struct rm_rcu_thread *t = &rm_rcu_tls;
+  if (t->nest == 0 && t->rec) rm_fcp_report(t->rec->domain, t->rec);
+}
+
+/* ---- grace periods ---------------------------------------------------------- */
+
+/* One grace period; the caller holds gp_lock. */
+static void run_grace_period(void) {
+  /* Odd: callers that read gp_seq from now on need the next grace period
+   * too (this one may have begun before their updates).  seq_cst RMW: the
+   * release half orders, for a caller whose snapshot RMW (below) came
+   * before this one, that caller's updates before our version bump. */
+  rm_atomic_fetch_add_seq_cst(&gp_seq, (uint64_t)1);
+  /* Bump the version (seq_cst RMW + fence: the updates above are ordered
+   * before the new version, and before our loads of the records), then
+   * wait: records that report the version or are outside any section are
+   * done; if some have not reported, one membarrier, then wait only for
+   * those still inside (spin, then park on the record's wake word). */
+  uint64_t v = rm_fcp_begin(dom);
+  rm_fcp_wait(dom, v, &rm_rcu_in_flight, NULL, RM_FCP_WAIT, CLOCK_MONOTONIC, NULL);
+  /* Even: the acquire loads by which rm_fcp_wait concluded come before this
+   * release, so a caller that reads the new value (acquire) has every
+   * section it waited for ordered before its return. */
+  rm_atomic_fetch_add_seq_cst(&gp_seq, (uint64_t)1);
+  STAT_ADD(grace_periods, 1);
+}
+
+RM_API int rm_rcu_synchronize(void) {
+  struct rm_rcu_thread *t = &rm_rcu_tls;
+  if (RM_UNLIKELY(t->nest != 0)) {
+    RM_ASSERT(false, "rm_rcu_synchronize inside a read section (it would wait for itself)");
+    return EDEADLK;
+  }
+  pthread_once(&dom_once, dom_init);
+  STAT_ADD(sync_calls, 1);
+  /* The snapshot is an RMW (adding 0), not a load: every RMW of gp_seq
+   * reads the latest value, so the grace period we end up relying on,
+   * whose start (an RMW) comes after ours in gp_seq's order, reads from
+   * the release sequence our RMW belongs to: our updates, made before this
+   * call, happen before its version bump and so before every section that
+   * sees that version.  seq_cst also places us before that start in the
+   * single total order, so a section that began before our call is one
+   * that grace period waits for. */
+  uint64_t s = (rm_atomic_fetch_add_seq_cst(&gp_seq, (uint64_t)0) + 3) & ~(uint64_t)1;
+  /* While we wait, this thread is in no section and begins none: say so,
+   * so that the grace period we wait for does not wait for us (a record
+   * that never reports costs a membarrier). */
+  struct rm_fcp_reader *r = t->rec;
+  if (r) go_offline(r);
+  bool ran = false;
+  if ((int64_t)(rm_atomic_load_acquire(&gp_seq) - s) < 0) {
+    pthread_mutex_lock(&gp_lock);
+    /* Under the lock gp_seq is even, and s is at most gp_seq + 2: one
+     * grace period at most (and none when another caller's covered us). */
+    while ((int64_t)(rm_atomic_load_acquire(&gp_seq) - s) < 0) {
+      run_grace_period();
+      ran = true;
+    }
+    pthread_mutex_unlock(&gp_lock);
+  }
+  if (!ran) STAT_ADD(sync_shared, 1);
+  if (r) come_online(r);
+  return 0;
+}
+
+/* ---- call_rcu ------------------------------------------------------------- */
+
+/* A multi-producer, single-consumer intrusive queue with a stub node:
+ * producers exchange `tail` and then link the previous tail to their node;
+ * the worker pops from `head`.  A producer stopped between its exchange and
+ * its link hides the nodes after it until it links (the worker waits for
+ * it: a few instructions, unless it was preempted there). */
+struct rm_rcu_call_data {
+  struct rm_rcu_head *head;  /* worker only */
+  struct rm_rcu_head stub;
+  struct rm_rcu_head *batch; /* the worker's current batch (invariant 4) */
+  uint64_t taken;            /* callbacks the worker has popped */
+  uint8_t pad0[RM_CACHE_SECTOR];
+  struct rm_rcu_head *tail; /* producers */
+  uint64_t queued;           /* callbacks pushed (producers, after the push) */
+  uint64_t want;             /* the worker sleeps until queued >= want */
+  uint32_t sleeping;         /* futex: 1 while the worker sleeps */
+  uint32_t flush;            /* barriers waiting: no batching */
+  uint32_t stop;
+  uint32_t state;            /* worker: CRD_NONE, CRD_STARTING, CRD_RUNNING */
+  unsigned batch_size;
+  uint64_t delay_ns;
+  pthread_t thread;
+  struct rm_rcu_call_data *next; /* all objects, under crd_lock */
+};
+#define CRD_NONE 0u
+#define CRD_STARTING 1u
+#define CRD_RUNNING 2u
+
+static pthread_mutex_t crd_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rm_rcu_call_data *crd_all;      /* under crd_lock */
+static struct rm_rcu_call_data *crd_default;  /* set once */
+static struct rm_rcu_call_data **crd_per_cpu; /* set once; ncpu entries */
+static int crd_ncpu;
+static unsigned dflt_batch = 1;
+static uint64_t dflt_delay_ns = 10000000u;
+
+static void q_push(struct rm_rcu_call_data *c, struct rm_rcu_head *n) {
+  rm_atomic_store_relaxed(&n->next, (struct rm_rcu_head *)NULL);
+  /* acq_rel exchange: our node's contents (func, and whatever the caller
+   * wrote before retiring the object) are released to the worker, which
+   * reaches the node through prev->next (release below, acquire there). */
+  struct rm_rcu_head *prev = rm_atomic_xchg_acq_rel(&c->tail, n);
+  RM_DEBUG_YIELD();
+  rm_atomic_store_release(&prev->next, n);
+}
+
+#define Q_EMPTY ((struct rm_rcu_head *)NULL)
+#define Q_BUSY ((struct rm_rcu_head *)&q_busy_marker)
+static const struct rm_rcu_head q_busy_marker;
+
+static struct rm_rcu_head *q_pop(struct rm_rcu_call_data *c) {
+  struct rm_rcu_head *h = c->head;
+  struct rm_rcu_head *next = rm_atomic_load_acquire(&h->next);
+  if (h == &c->stub) {
+    if (!next) return rm_atomic_load_acquire(&c->tail) == h ? Q_EMPTY : Q_BUSY;
+    c->head = next;
+    h = next;
+    next = rm_atomic_load_acquire(&h->next);
+  }
+  if (next) {
+    c->head = next;
+    return h;
+  }
+  if (rm_atomic_load_acquire(&c->tail) != h) return Q_BUSY; /* a push is linking */
+  q_push(c, &c->stub);
+  next = rm_atomic_load_acquire(&h->next);
+  if (next) {
+    c->head = next;
+    return h;
+  }
+  return Q_BUSY;
+}
+
+static void crd_init(struct rm_rcu_call_data *c) {
+  memset(c, 0, sizeof *c);
+  c->head = &c->stub;
+  c->tail = &c->stub;
+  c->batch_size = rm_atomic_load_relaxed(&dflt_batch);
+  c->delay_ns = rm_atomic_load_relaxed(&dflt_delay_ns);
+}
+
+static void crd_wake(struct rm_rcu_call_data *c) {
+  if (rm_atomic_load_seq_cst(&c->sleeping)) {
+    rm_atomic_store_release(&c->sleeping, 0u);
+    rm_futex_wake(&c->sleeping, 1, false);
+  }
+}
+
+/* Pop every callback that is there (waiting out pushes that are linking)
+ * onto the end of c->batch; returns how many. */
+static uint64_t take_all(struct rm_rcu_call_data *c) {
+  struct rm_rcu_head **end = &c->batch;
+  while (*end) end = &(*end)->next;
+  uint64_t n = 0;
+  for (;;) {
+    struct rm_rcu_head *h = q_pop(c);
+    if (h == Q_EMPTY) break;
+    if (h == Q_BUSY) {
+      sched_yield(); /* a producer is between its exchange and its link */
+      continue;
+    }
+    h->next = NULL;
+    *end = h;
+    end = &h->next;
+    n++;
+  }
+  c->taken += n;
+  return n;
+}
+
+/* Wait for one grace period and run the batch, in order.  Callbacks run
+ * with the thread marked IN_CALLBACK (rm_rcu_barrier refuses there); they
+ * may read, call rm_rcu_call (onto a queue: next batch) and synchronize. */
+static void run_batch(struct rm_rcu_call_data *c) {
+  if (!c->batch) return;
+  rm_rcu_synchronize();
+  STAT_ADD(callback_batches, 1);
+  struct rm_rcu_thread *t = &rm_rcu_tls;
+  t->state |= RM_RCU_IN_CALLBACK;
+  uint64_t n = 0;
+  while (c->batch) {
+    struct rm_rcu_head *h = c->batch;
+    c->batch = h->next;
+    h->func(h);
+    n++;
+  }
+  t->state &= ~RM_RCU_IN_CALLBACK;
+  STAT_ADD(callbacks_run, n);
+  /* Callbacks that read registered this thread: it now idles, so it must
+   * not cost grace periods a membarrier. */
+  if (t->rec) rm_rcu_thread_offline();
+}
+
+static void *worker_main(void *arg) {
+  struct rm_rcu_call_data *c = (struct rm_rcu_call_data *)arg;
+  uint64_t first_ns = 0; /* when the oldest waiting callback was seen */
+  run_batch(c); /* a batch taken before fork() by the parent's worker */
+  for (;;) {
+    uint64_t q = rm_atomic_load_seq_cst(&c->queued);
+    int64_t pending = (int64_t)(q - c->taken);
+    bool stop = rm_atomic_load_acquire(&c->stop) != 0;
+    bool flush = rm_atomic_load_acquire(&c->flush) != 0;
+    if (pending <= 0 && stop) {
+      take_all(c); /* pushes that had not counted themselves yet */
+      if (!c->batch) break;
+      run_batch(c);
+      continue;
+    }
+    uint64_t now = rm_now_ns();
+    if (pending > 0 && first_ns == 0) first_ns = now;
+    bool ready = pending > 0 && (flush || stop || (uint64_t)pending >= c->batch_size ||
+                                 now - first_ns >= c->delay_ns);
+    if (!ready) {
+      /* Sleep until enough callbacks are queued (a producer that brings
+       * `queued` to `want` wakes us), or the oldest one's delay is up.
+       * Dekker with the producer: we store sleeping = 1 then read
+       * `queued`/`flush`/`stop` (seq_cst); it adds to `queued` (seq_cst)
+       * then reads `sleeping` (seq_cst): one of us sees the other. */
+      uint64_t want = c->taken + (pending > 0 ? c->batch_size : 1u);
+      rm_atomic_store_relaxed(&c->want, want);
+      rm_atomic_store_seq_cst(&c->sleeping, 1u);
+      if (rm_atomic_load_seq_cst(&c->queued) >= want || rm_atomic_load_seq_cst(&c->flush) ||
+          rm_atomic_load_seq_cst(&c->stop)) {
+        rm_atomic_store_relaxed(&c->sleeping, 0u);
+        continue;
+      }
+      struct timespec ts, *until = NULL;
+      if (pending > 0) {
+        uint64_t at = first_ns + c->delay_ns;
+        ts.tv_sec = (time_t)(at / 1000000000u);
+        ts.tv_nsec = (long)(at % 1000000000u);
+        until = &ts;
+      }
+      rm_futex_wait(&c->sleeping, 1u, CLOCK_MONOTONIC, until, false);
+      rm_atomic_store_relaxed(&c->sleeping, 0u);
+      continue;
+    }
+    take_all(c);
+    first_ns = 0;
+    run_batch(c);
+  }
+  return NULL;
+}
+
+/* Start c's worker if it is not running: true when it runs. */
+static bool worker_ensure(struct rm_rcu_call_data *c) {
+  uint32_t s = rm_atomic_load_acquire(&c->state);
+  if (RM_LIKELY(s == CRD_RUNNING)) return true;
+  if (s == CRD_STARTING) { /* another thread is starting it */
+    while ((s = rm_atomic_load_acquire(&c->state)) == CRD_STARTING) sched_yield();
+    return s == CRD_RUNNING;
+  }
+  if (!rm_atomic_cas_acq_rel(&c->state, &s, CRD_STARTING)) return worker_ensure(c);
+  /* The worker blocks every signal: they belong to the program's threads. */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  int e = pthread_create(&c->thread, NULL, worker_main, c);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  rm_atomic_store_release(&c->state, e == 0 ? CRD_RUNNING : CRD_NONE);
+  if (e != 0) {
+    static int said;
+    if (!rm_atomic_xchg_acq_rel(&said, 1))
+      fprintf(stderr, "readmostly: call_rcu: cannot start the worker thread (%s); "
+                      "callbacks run synchronously until it can\n", strerror(e));
+  }
+  return e == 0;
+}
+
+static struct rm_rcu_call_data *crd_new(void) {
+  struct rm_rcu_call_data *c =
+      (struct rm_rcu_call_data *)aligned_alloc(RM_CACHE_SECTOR, sizeof(struct rm_rcu_call_data));
+  if (!c) return NULL;
+  crd_init(c);
+  pthread_mutex_lock(&crd_lock);
+  c->next = crd_all;
+  crd_all = c;
+  pthread_mutex_unlock(&crd_lock);
+  return c;
+}
+
+static struct rm_rcu_call_data crd_default_obj RM_ALIGNED;
+static pthread_once_t crd_once = PTHREAD_ONCE_INIT;
+static void crd_default_init(void) {
+  pthread_once(&dom_once, dom_init);
+  crd_init(&crd_default_obj);
+  pthread_mutex_lock(&crd_lock);
+  crd_default_obj.next = crd_all;
+  crd_all = &crd_default_obj;
+  pthread_mutex_unlock(&crd_lock);
+  rm_atomic_store_release(&crd_default, &crd_default_obj);
+}
+
+RM_API struct rm_rcu_call_data *rm_rcu_call_data_default(void) {
+  struct rm_rcu_call_data *c = rm_atomic_load_acquire(&crd_default);
+  if (RM_LIKELY(c != NULL)) return c;
+  pthread_once(&crd_once, crd_default_init);
+  return rm_atomic_load_acquire(&crd_default);
+}
+
+static struct rm_rcu_call_data *crd_for_caller(void) {
+  struct rm_rcu_call_data *c = rm_rcu_tls.crd;
+  if (c) return c;
+  struct rm_rcu_call_data **pc = rm_atomic_load_acquire(&crd_per_cpu);
+  if (pc) {
+    int cpu = sched_getcpu();
+    if (cpu >= 0 && cpu < crd_ncpu && pc[cpu]) return pc[cpu];
+  }
+  return rm_rcu_call_data_default();
+}
+
+static void crd_push(struct rm_rcu_call_data *c, struct rm_rcu_head *head) {
+  q_push(c, head);
+  /* seq_cst: the Dekker with the sleeping worker (see worker_main). */
+  uint64_t n = rm_atomic_fetch_add_seq_cst(&c->queued, (uint64_t)1) + 1;
+  if (rm_atomic_load_seq_cst(&c->sleeping) && n >= rm_atomic_load_relaxed(&c->want)) crd_wake(c);
+}
+
+RM_API void rm_rcu_call(struct rm_rcu_head *head, void (*func)(struct rm_rcu_head *head)) {
+  head->func = func;
+  struct rm_rcu_thread *t = &rm_rcu_tls;
+  struct rm_rcu_call_data *c = t->crd;
+  bool per_cpu = false;
+  if (!c) {
+    if (RM_UNLIKELY(rm_atomic_load_acquire(&crd_per_cpu) != NULL)) {
+      /* Per-CPU objects: choose and push inside a read section, so that
+       * rm_rcu_call_data_free_per_cpu(), which unpublishes the array and
+       * then waits for a grace period, never frees an object we use. */
+      per_cpu = true;
+      rm_rcu_read_lock();
+      c = crd_for_caller();
+    } else {
+      c = rm_rcu_call_data_default();
+    }
+  }
+  if (RM_UNLIKELY(!worker_ensure(c)) && t->nest == (per_cpu ? 1u : 0u)) {
+    if (per_cpu) rm_rcu_read_unlock();
+    /* No worker, outside any section: a grace period here, then the
+     * callback (never dropped). */
+    rm_rcu_synchronize();
+    func(head);
+    STAT_ADD(callbacks_run, 1);
+    return;
+  }
+  /* With no worker and inside a section the callback waits in the queue
+   * for the next rm_rcu_call or rm_rcu_barrier to start one. */
+  crd_push(c, head);
+  if (per_cpu) rm_rcu_read_unlock();
+}
+
+struct defer_node {
+  struct rm_rcu_head head;
+  void (*func)(void *);
+  void *p;
+};
+
+static void defer_run(struct rm_rcu_head *h) {
+  struct defer_node *n = (struct defer_node *)(void *)((char *)h - offsetof(struct defer_node, head));
+  n->func(n->p);
+  free(n);
+}
+
+RM_API void rm_rcu_defer(void (*func)(void *p), void *p) {
+  RM_ASSERT(rm_rcu_tls.nest == 0, "rm_rcu_defer inside a read section (it may block)");
+  struct defer_node *n = (struct defer_node *)malloc(sizeof *n);
+  if (!n) {
+    rm_rcu_synchronize();
+    func(p);
+    return;
+  }
+  n->func = func;
+  n->p = p;
+  rm_rcu_call(&n->head, defer_run);
+}
+
+struct barrier_node {
+  struct rm_rcu_head head;
+  uint32_t done;
+};
+
+static void barrier_done(struct rm_rcu_head *h) {
+  struct barrier_node *b = (struct barrier_node *)(void *)h;
+  rm_atomic_store_release(&b->done, 1u);
+  rm_futex_wake(&b->done, 1, false);
+}
+
+RM_API int rm_rcu_barrier(void) {
+  struct rm_rcu_thread *t = &rm_rcu_tls;
+  if (t->nest || (t->state & RM_RCU_IN_CALLBACK)) {
+    RM_ASSERT(false, "rm_rcu_barrier inside a read section or a callback");
+    return EDEADLK;
+  }
+  rm_rcu_call_data_default();
+  /* This thread waits in no section: do not make grace periods wait for it. */
+  struct rm_fcp_reader *r = t->rec;
+  if (r) go_offline(r);
+  pthread_mutex_lock(&crd_lock);
+  for (struct rm_rcu_call_data *c = crd_all; c; c = c->next) {
+    if (rm_atomic_load_seq_cst(&c->queued) == 0 && rm_atomic_load_relaxed(&c->state) == CRD_NONE)
+      continue; /* never used */
+    if (!worker_ensure(c)) {
+      /* No worker can run: drain the queue here (we are outside any
+       * section), with the worker's own code. */
+      take_all(c);
+      run_batch(c);
+      if (r) go_offline(r); /* run_batch may have left us online */
+      continue;
+    }
+    /* Every callback queued on c before this point is ahead of our node
+     * (FIFO), and the worker runs them before it. */
+    struct barrier_node b = {.head = {.next = NULL, .func = barrier_done}, .done = 0};
+    rm_atomic_fetch_add_seq_cst(&c->flush, 1u);
+    crd_push(c, &b.head);
+    crd_wake(c);
+    while (!rm_atomic_load_acquire(&b.done)) rm_futex_wait(&b.done, 0u, CLOCK_MONOTONIC, NULL, false);
+    rm_atomic_fetch_sub_acq_rel(&c->flush, 1u);
+  }
+  pthread_mutex_unlock(&crd_lock);
+  if (r) come_online(r);
+  return 0;
+}
+
+RM_API int rm_rcu_call_data_create(struct rm_rcu_call_data **out) {
+  if (!out) return EINVAL;
+  pthread_once(&dom_once, dom_init);
+  struct rm_rcu_call_data *c = crd_new();
+  if (!c) return ENOMEM;
+  if (!worker_ensure(c)) {
+    rm_rcu_call_data_free(c);
+    return EAGAIN;
+  }
+  *out = c;
+  return 0;
+}
+
+RM_API int rm_rcu_call_data_free(struct rm_rcu_call_data *c) {
+  if (!c || c == &crd_default_obj) return EINVAL;
+  pthread_mutex_lock(&crd_lock);
+  for (struct rm_rcu_call_data **pp = &crd_all; *pp; pp = &(*pp)->next)
+    if (*pp == c) {
+      *pp = c->next;
+      break;
+    }
+  pthread_mutex_unlock(&crd_lock);
+  if (rm_atomic_load_acquire(&c->state) == CRD_RUNNING) {
+    /* The worker runs what is queued, then exits. */
+    rm_atomic_store_seq_cst(&c->stop, 1u);
+    rm_atomic_store_release(&c->sleeping, 0u);
+    rm_futex_wake(&c->sleeping, 1, false);
+    pthread_join(c->thread, NULL);
+  } else {
+    take_all(c);
+    run_batch(c);
+  }
+  free(c);
+  return 0;
+}
+
+RM_API void rm_rcu_call_data_set_thread(struct rm_rcu_call_data *c) { rm_rcu_tls.crd = c; }
+RM_API struct rm_rcu_call_data *rm_rcu_call_data_thread(void) { return rm_rcu_tls.crd; }
+
+RM_API int rm_rcu_call_data_create_per_cpu(void) {
+  pthread_mutex_lock(&crd_lock);
+  bool have = crd_per_cpu != NULL;
+  pthread_mutex_unlock(&crd_lock);
+  if (have) return 0;
+  long n = sysconf(_SC_NPROCESSORS_CONF);
+  if (n < 1) n = 1;
+  struct rm_rcu_call_data **pc = (struct rm_rcu_call_data **)calloc((size_t)n, sizeof *pc);
+  if (!pc) return ENOMEM;
+  for (long i = 0; i < n; i++) {
+    int e = rm_rcu_call_data_create(&pc[i]);
+    if (e) {
+      while (i-- > 0) rm_rcu_call_data_free(pc[i]);
+      free(pc);
+      return e;
+    }
+  }
+  pthread_mutex_lock(&crd_lock);
+  if (crd_per_cpu) { /* another thread won */
+    pthread_mutex_unlock(&crd_lock);
+    for (long i = 0; i < n; i++) rm_rcu_call_data_free(pc[i]);
+    free(pc);
+    return 0;
+  }
+  crd_ncpu = (int)n;
+  rm_atomic_store_release(&crd_per_cpu, pc);
+  pthread_mutex_unlock(&crd_lock);
+  return 0;
+}
+
+RM_API int rm_rcu_call_data_set_cpu(int cpu, struct rm_rcu_call_data *c) {
+  long n = sysconf(_SC_NPROCESSORS_CONF);
+  if (n < 1) n = 1;
+  if (cpu < 0 || cpu >= n) return EINVAL;
+  pthread_mutex_lock(&crd_lock);
+  if (!crd_per_cpu) {
+    struct rm_rcu_call_data **pc = (struct rm_rcu_call_data **)calloc((size_t)n, sizeof *pc);
+    if (!pc) {
+      pthread_mutex_unlock(&crd_lock);
+      return ENOMEM;
+    }
+    crd_ncpu = (int)n;
+    rm_atomic_store_release(&crd_per_cpu, pc);
+  }
+  rm_atomic_store_release(&crd_per_cpu[cpu], c);
+  pthread_mutex_unlock(&crd_lock);
+  return 0;
+}
+
+RM_API void rm_rcu_call_data_free_per_cpu(void) {
+  pthread_mutex_lock(&crd_lock);
+  struct rm_rcu_call_data **pc = crd_per_cpu;
+  int n = crd_ncpu;
+  rm_atomic_store_release(&crd_per_cpu, (struct rm_rcu_call_data **)NULL);
+  pthread_mutex_unlock(&crd_lock);
+  if (!pc) return;
+  /* rm_rcu_call picks and uses a per-CPU object inside a read section:
+   * after this grace period nobody holds one of these. */
+  rm_rcu_synchronize();
+  for (int i = 0; i < n; i++) {
+    if (!pc[i]) continue;
+    for (int j = i + 1; j < n; j++)
+      if (pc[j] == pc[i]) pc[j] = NULL;
+    rm_rcu_call_data_free(pc[i]);
+  }
+  free(pc);
+}
+
+RM_API struct rm_rcu_call_data *rm_rcu_call_data_current(void) { return crd_for_caller(); }
+
+RM_API pthread_t rm_rcu_call_data_worker(struct rm_rcu_call_data *c) {
+  worker_ensure(c);
+  return c->thread;
+}
+
+RM_API struct rm_rcu_call_data *rm_rcu_call_data_cpu(int cpu) {
+  struct rm_rcu_call_data **pc = rm_atomic_load_acquire(&crd_per_cpu);
+  return pc && cpu >= 0 && cpu < crd_ncpu ? pc[cpu] : NULL;
+}
+
+RM_API int rm_rcu_call_set_batch(struct rm_rcu_call_data *c, unsigned batch, uint64_t delay_ns) {
+  if (batch < 1 || batch > 1000000u) return EINVAL;
+  if (!c) {
+    rm_atomic_store_relaxed(&dflt_batch, batch);
+    rm_atomic_store_relaxed(&dflt_delay_ns, delay_ns);
+    rm_rcu_call_data_default();
+    pthread_mutex_lock(&crd_lock);
+    for (struct rm_rcu_call_data *x = crd_all; x; x = x->next) {
+      x->batch_size = batch;
+      x->delay_ns = delay_ns;
+      crd_wake(x);
+    }
+    pthread_mutex_unlock(&crd_lock);
+    return 0;
+  }
+  c->batch_size = batch;
+  c->delay_ns = delay_ns;
+  crd_wake(c);
+  return 0;
+}
+
+RM_API void rm_rcu_get_stats(struct rm_rcu_stats *out) {
+  out->grace_periods = rm_atomic_load_relaxed(&stats.grace_periods);
+  out->sync_calls = rm_atomic_load_relaxed(&stats.sync_calls);
+  out->sync_shared = rm_atomic_load_relaxed(&stats.sync_shared);
+  out->callbacks_run = rm_atomic_load_relaxed(&stats.callbacks_run);
+  out->callback_batches = rm_atomic_load_relaxed(&stats.callback_batches);
+}
+
+/* ---- fork ------------------------------------------------------------------ */
+
+/* The list lock is held across fork() so that the child finds the list
+ * whole.  gp_lock is not: the forking thread may be inside a read section
+ * that a grace period in another thread waits for. */
+static pthread_mutex_t atfork_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rm_rcu_atfork *atfork_list; /* under atfork_lock */
+
+RM_API void rm_rcu_register_atfork(struct rm_rcu_atfork *a) {
+  rm_rcu_domain(); /* our pthread_atfork handlers exist from now on */
+  pthread_mutex_lock(&atfork_lock);
+  struct rm_rcu_atfork **pp = &atfork_list;
+  while (*pp) pp = &(*pp)->rm_next;
+  a->rm_next = NULL;
+  *pp = a;
+  pthread_mutex_unlock(&atfork_lock);
+}
+
+RM_API void rm_rcu_unregister_atfork(struct rm_rcu_atfork *a) {
+  pthread_mutex_lock(&atfork_lock);
+  for (struct rm_rcu_atfork **pp = &atfork_list; *pp; pp = &(*pp)->rm_next)
+    if (*pp == a) {
+      *pp = a->rm_next;
+      break;
+    }
+  pthread_mutex_unlock(&atfork_lock);
+}
+
+static void fork_prepare(void) {
+  pthread_mutex_lock(&atfork_lock);
+  for (struct rm_rcu_atfork *a = atfork_list; a; a = a->rm_next)
+    if (a->before_fork) a->before_fork(a->priv);
+  pthread_mutex_lock(&crd_lock);
+}
+
+static void fork_parent(void) {
+  pthread_mutex_unlock(&crd_lock);
+  for (struct rm_rcu_atfork *a = atfork_list; a; a = a->rm_next)
+    if (a->after_fork_parent) a->after_fork_parent(a->priv);
+  pthread_mutex_unlock(&atfork_lock);
+}
+
+/* In the child only the forking thread runs: no worker, no grace period in
+ * progress, no producer in the middle of a push except a thread that no
+ * longer exists.  Workers start again on first use (worker_ensure), with
+ * what was queued and the batch a worker had taken but not run. */
+static void fork_child(void) {
+  pthread_mutex_init(&crd_lock, NULL);
+  pthread_mutex_init(&gp_lock, NULL);
+  if (gp_seq & 1u) gp_seq++; /* a grace period of a thread that is gone */
+  for (struct rm_rcu_call_data *c = crd_all; c; c = c->next) {
+    c->state = CRD_NONE;
+    c->sleeping = 0;
+    c->flush = 0;
+    c->stop = 0;
+    /* A thread that is gone may have exchanged `tail` without linking its
+     * node: the nodes from there on cannot be reached.  Cut the queue
+     * where its links end (what follows belongs to threads that do not
+     * exist here; their parent copies run in the parent). */
+    struct rm_rcu_head *h = c->head;
+    uint64_t n = 0;
+    while (h->next) {
+      h = h->next;
+      if (h != &c->stub) n++;
+    }
+    if (h != c->tail) {
+      fprintf(stderr, "readmostly: fork: a call_rcu of another thread was in progress; "
+                      "the child drops the callbacks queued after it\n");
+      c->tail = h;
+    }
+    c->queued = c->taken + n;
+  }
+  pthread_mutex_init(&atfork_lock, NULL);
+  for (struct rm_rcu_atfork *a = atfork_list; a; a = a->rm_next)
+    if (a->after_fork_child) a->after_fork_child(a->priv);
+}
