@@ -1,6 +1,7 @@
-# readmostly-bench: the benchmark driver (bench/readmostly-bench.c).  The
+# readmostly-bench: the benchmark driver (bench/harness.c and one
+# bench/exp_*.c per experiment family).  The
 # Concurrency Kit peers are compiled in when Debian's libck-dev is installed
-# (header-only use), liburcu's memb flavour when liburcu-dev is.
+# (header-only use), liburcu's flavours when liburcu-dev is.
 include(CheckIncludeFile)
 check_include_file(ck_rwlock.h RM_BENCH_HAVE_CK)
 find_path(RM_URCU_INCLUDE urcu/urcu-memb.h PATHS /usr/include/${CMAKE_LIBRARY_ARCHITECTURE})
@@ -11,7 +12,7 @@ find_library(RM_URCU_MB_LIB urcu-mb)
 find_library(RM_URCU_QSBR_LIB urcu-qsbr)
 find_library(RM_URCU_SIGNAL_LIB urcu-signal)
 
-add_executable(readmostly-bench readmostly-bench.c exp_rcu_hash.c)
+add_executable(readmostly-bench harness.c locks.c exp_rwlock.c exp_fcp.c exp_rcu_hash.c)
 target_link_libraries(readmostly-bench PRIVATE readmostly_static)
 target_include_directories(readmostly-bench PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 if(RM_BENCH_HAVE_CK)

@@ -8,7 +8,7 @@
  *
  * Experiments are written once as always-inline bodies taking these
  * functions as arguments, and instantiated per implementation (see
- * BENCH_INSTANTIATE in readmostly-bench.c): after inlining, every call is
+ * RW_INSTANTIATE in exp_rwlock.c): after inlining, every call is
  * direct and inlined, so A and BRAVO-A run the same loop with no indirect
  * call on either side.
  *

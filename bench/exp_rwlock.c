@@ -1,0 +1,595 @@
+/*
+ * bench/exp_rwlock.c - the lock experiments: the BRAVO paper's section 5
+ * (sized for small machines) and the FCP paper's Table 3.
+ *
+ *   latency       one thread; read and write lock+unlock pairs.  With
+ *                 --iterations N exactly N pairs (for callgrind); --param
+ *                 op=read|write|bias_off|both.  Metrics ns_per_read_pair,
+ *                 ns_per_write_pair (BRAVO: the write pair with bias off),
+ *                 ns_per_read_pair_bias_off (a write pair every 4096 read
+ *                 pairs, BRAVO's inhibit multiplier at 10^6: BRAVO-A's slow
+ *                 read path; other locks' plain read pair).
+ *   readers       T threads read-lock and unlock one lock; ops_per_sec.
+ *   alternator    a ring of T threads passing a notification; each reads
+ *                 the lock once per turn; ns_per_handoff (section 5.2).
+ *   interference  T threads read random locks of a pool of N (--param
+ *                 locks=1,2,...,8192), 20 PRNG steps inside, 100 outside;
+ *                 BRAVO-BA on the shared table over BRAVO-BA with a private
+ *                 4096-slot table per lock; metric ratio (section 5.1).
+ *   test_rwlock   1 writer (10 loops inside, 1000 outside) and T readers
+ *                 (10 loops inside); ops_per_sec (section 5.3).
+ *   rwbench       T threads; write with probability P (--param
+ *                 P=9/10,1/2,1/10,1/100,1/1000,1/10000), 10 PRNG steps
+ *                 inside, uniform [0,200) steps outside; ops_per_sec (5.4).
+ *   hashtable     a chained hash map under one lock: one eraser, one
+ *                 inserter, T readers looking up random keys; ops_per_ms
+ *                 (section 5.6).
+ *   cs_efficiency thread 0 times its own lock+unlock pairs among N busy
+ *                 readers (FCP paper, Table 3).
+ *
+ * Each body is written once as an always-inline function taking the lock's
+ * functions as arguments and instantiated per lock (RW_INSTANTIATE): after
+ * inlining every call is direct, so A and BRAVO-A run the same loop.
+ */
+#include "locks.h"
+
+#include <readmostly/bravo.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- experiment bodies (instantiated per implementation) --------------- */
+
+/* mode 0: read pairs; 1: write pairs; 2: read pairs with one write pair
+ * every 4096 reads (the caller raises BRAVO's inhibit multiplier, so the
+ * writes keep the bias off: BRAVO-A's slow read path against A's read). */
+AI double lat_body(void *l, int mode, uint64_t iters, double secs, rl_fn rl, ru_fn ru, wl_fn wl,
+                   wl_fn wu) {
+  rm_token_t t;
+  /* Warm up; for a write pair (and mode 2) this also revokes BRAVO's bias. */
+  for (int i = 0; i < 1000; i++) {
+    if (mode != 1) { rl(l, &t); ru(l, t); }
+    if (mode != 0) { wl(l); wu(l); }
+  }
+  uint64_t n = 0, t0 = rm_now_ns(), t1;
+  if (iters) {
+    if (mode == 1)
+      for (uint64_t i = 0; i < iters; i++) { wl(l); wu(l); }
+    else
+      for (uint64_t i = 0; i < iters; i++) {
+        rl(l, &t); ru(l, t);
+        if (mode == 2 && (i & 4095u) == 4095u) { wl(l); wu(l); }
+      }
+    n = iters;
+    t1 = rm_now_ns();
+  } else {
+    uint64_t end = t0 + (uint64_t)(secs * 1e9);
+    do {
+      if (mode == 1)
+        for (int i = 0; i < 4096; i++) { wl(l); wu(l); }
+      else
+        for (int i = 0; i < 4096; i++) { rl(l, &t); ru(l, t); }
+      if (mode == 2) { wl(l); wu(l); }
+      n += 4096;
+      t1 = rm_now_ns();
+    } while (t1 < end);
+  }
+  return (double)(t1 - t0) / (double)n;
+}
+
+/* One notification word per thread, alone on its sector.  Only the left
+ * neighbour writes it (a new sequence number), only its owner reads it: a
+ * hand-off moves exactly one line between caches, so what the lock adds
+ * shows. */
+struct ring_slot {
+  uint64_t seq;
+} __attribute__((aligned(128)));
+
+AI void *alternator_body(struct tctx *c, rl_fn rl, ru_fn ru) {
+  struct ring_slot *ring = (struct ring_slot *)c->shared;
+  struct ring_slot *me = &ring[c->idx], *next = &ring[(c->idx + 1) % c->n];
+  void *l = c->lock;
+  uint64_t n = 0, seen = 0;
+  wait_go();
+  while (!stopped()) {
+    unsigned k = 0;
+    uint64_t s;
+    /* Acquire, pairing with the left neighbour's release store of our
+     * word: its read unlock happens before our read lock. */
+    while ((s = __atomic_load_n(&me->seq, __ATOMIC_ACQUIRE)) == seen) {
+      if (stopped()) goto out;
+      /* Busy-wait as the paper does; yield now and then, because with more
+       * threads than cores the next thread may need our CPU. */
+      if (++k % 256 == 0) sched_yield();
+      else rm_cpu_relax();
+    }
+    seen = s;
+    rm_token_t t;
+    rl(l, &t);
+    ru(l, t);
+    n++;
+    /* Hand-off number s + 1: every slot sees increasing values (with one
+     * thread, next == me and our own store is the next notification). */
+    __atomic_store_n(&next->seq, s + 1, __ATOMIC_RELEASE); /* pairs with its acquire */
+  }
+out:
+  c->count = n;
+  return NULL;
+}
+
+AI void *interference_body(struct tctx *c, rl_fn rl, ru_fn ru) {
+  uint64_t n = 0, nl = c->nlocks;
+  wait_go();
+  while (!stopped()) {
+    for (int i = 0; i < 16; i++) {
+      void *l = c->locks[prng(&c->seed) % nl];
+      rm_token_t t;
+      rl(l, &t);
+      prng_steps(c, 20);
+      ru(l, t);
+      prng_steps(c, 100);
+    }
+    n += 16;
+  }
+  c->count = n;
+  return NULL;
+}
+
+AI void *trw_writer_body(struct tctx *c, wl_fn wl, wl_fn wu) {
+  void *l = c->lock;
+  uint64_t n = 0;
+  wait_go();
+  while (!stopped()) {
+    wl(l);
+    spin_work(10);
+    wu(l);
+    spin_work(1000);
+    n++;
+  }
+  c->count = n;
+  return NULL;
+}
+
+AI void *rwbench_body(struct tctx *c, rl_fn rl, ru_fn ru, wl_fn wl, wl_fn wu) {
+  void *l = c->lock;
+  uint64_t n = 0, th = c->wthresh;
+  wait_go();
+  while (!stopped()) {
+    if (prng(&c->seed) < th) {
+      wl(l);
+      prng_steps(c, 10);
+      wu(l);
+    } else {
+      rm_token_t t;
+      rl(l, &t);
+      prng_steps(c, 10);
+      ru(l, t);
+    }
+    prng_steps(c, (unsigned)(prng(&c->seed) % 200u));
+    n++;
+  }
+  c->count = n;
+  return NULL;
+}
+
+/* cs_efficiency (FCP paper Table 3): thread 0 times its own lock+unlock
+ * pairs (reads, or writes when c->arg) while the others read. */
+AI void *cse_body(struct tctx *c, rl_fn rl, ru_fn ru, wl_fn wl, wl_fn wu) {
+  void *l = c->lock;
+  uint64_t n = 0;
+  bool write = c->arg != 0;
+  wait_go();
+  uint64_t t0 = rm_ticks(), ns0 = rm_now_ns();
+  while (!stopped()) {
+    if (write)
+      for (int i = 0; i < 16; i++) { wl(l); wu(l); }
+    else
+      for (int i = 0; i < 16; i++) { rm_token_t t; rl(l, &t); ru(l, t); }
+    n += 16;
+  }
+  c->ticks = rm_ticks() - t0;
+  c->ns = rm_now_ns() - ns0;
+  c->count = n;
+  return NULL;
+}
+
+/* The hash map: chained buckets of preallocated nodes (so malloc's own
+ * scalability does not mask the lock's), a free list used only under the
+ * write lock. */
+struct hnode {
+  uint64_t key, value;
+  struct hnode *next;
+};
+struct hmap {
+  uint64_t nkeys, nbuckets;
+  struct hnode **buckets;
+  struct hnode *pool, *free;
+};
+AI struct hnode *hmap_find(struct hmap *m, uint64_t key) {
+  struct hnode *p = m->buckets[key & (m->nbuckets - 1)];
+  while (p && p->key != key) p = p->next;
+  return p;
+}
+AI void hmap_insert(struct hmap *m, uint64_t key) {
+  if (hmap_find(m, key) || !m->free) return;
+  struct hnode *nd = m->free;
+  m->free = nd->next;
+  nd->key = key;
+  nd->value = key * 3;
+  struct hnode **b = &m->buckets[key & (m->nbuckets - 1)];
+  nd->next = *b;
+  *b = nd;
+}
+AI void hmap_erase(struct hmap *m, uint64_t key) {
+  struct hnode **pp = &m->buckets[key & (m->nbuckets - 1)];
+  while (*pp && (*pp)->key != key) pp = &(*pp)->next;
+  if (!*pp) return;
+  struct hnode *nd = *pp;
+  *pp = nd->next;
+  nd->next = m->free;
+  m->free = nd;
+}
+
+AI void *ht_reader_body(struct tctx *c, rl_fn rl, ru_fn ru) {
+  struct hmap *m = (struct hmap *)c->shared;
+  void *l = c->lock;
+  uint64_t n = 0, found = 0;
+  wait_go();
+  while (!stopped()) {
+    uint64_t k = prng(&c->seed) % m->nkeys;
+    rm_token_t t;
+    rl(l, &t);
+    struct hnode *p = hmap_find(m, k);
+    if (p) found += p->value;
+    ru(l, t);
+    n++;
+  }
+  c->sink += found;
+  c->count = n;
+  return NULL;
+}
+
+AI void *ht_writer_body(struct tctx *c, wl_fn wl, wl_fn wu, int insert) {
+  struct hmap *m = (struct hmap *)c->shared;
+  void *l = c->lock;
+  uint64_t n = 0;
+  wait_go();
+  while (!stopped()) {
+    uint64_t k = prng(&c->seed) % m->nkeys;
+    wl(l);
+    if (insert) hmap_insert(m, k);
+    else hmap_erase(m, k);
+    wu(l);
+    n++;
+  }
+  c->count = n;
+  return NULL;
+}
+
+
+/* ---- instantiation ------------------------------------------------------ */
+struct rw_fns {
+  double (*lat)(void *, int, uint64_t, double);
+  bench_thread_fn readers, alternator, interference, trw_reader, trw_writer, rwbench, ht_reader,
+      ht_eraser, ht_inserter, cse;
+};
+
+#define RW_INSTANTIATE(ID, NAME, T, FL)                                                        \
+  static double ID##_lat(void *l, int w, uint64_t it, double s) {                             \
+    return lat_body(l, w, it, s, ID##_rl, ID##_ru, ID##_wl, ID##_wu);                         \
+  }                                                                                           \
+  static void *ID##_readers(void *a) { return readers_body((struct tctx *)a, ID##_rl, ID##_ru, 0); } \
+  static void *ID##_alternator(void *a) {                                                     \
+    return alternator_body((struct tctx *)a, ID##_rl, ID##_ru);                               \
+  }                                                                                           \
+  static void *ID##_interference(void *a) {                                                   \
+    return interference_body((struct tctx *)a, ID##_rl, ID##_ru);                             \
+  }                                                                                           \
+  static void *ID##_trw_reader(void *a) {                                                     \
+    return readers_body((struct tctx *)a, ID##_rl, ID##_ru, 10);                               \
+  }                                                                                           \
+  static void *ID##_trw_writer(void *a) {                                                     \
+    return trw_writer_body((struct tctx *)a, ID##_wl, ID##_wu);                               \
+  }                                                                                           \
+  static void *ID##_rwbench(void *a) {                                                        \
+    return rwbench_body((struct tctx *)a, ID##_rl, ID##_ru, ID##_wl, ID##_wu);                \
+  }                                                                                           \
+  static void *ID##_ht_reader(void *a) {                                                      \
+    return ht_reader_body((struct tctx *)a, ID##_rl, ID##_ru);                                \
+  }                                                                                           \
+  static void *ID##_ht_eraser(void *a) {                                                      \
+    return ht_writer_body((struct tctx *)a, ID##_wl, ID##_wu, 0);                             \
+  }                                                                                           \
+  static void *ID##_ht_inserter(void *a) {                                                    \
+    return ht_writer_body((struct tctx *)a, ID##_wl, ID##_wu, 1);                             \
+  }                                                                                           \
+  static void *ID##_cse(void *a) {                                                            \
+    return cse_body((struct tctx *)a, ID##_rl, ID##_ru, ID##_wl, ID##_wu);                    \
+  }
+ALL_IMPLS(RW_INSTANTIATE)
+
+#define RW_ENTRY(ID, NAME, T, FL)                                                                 \
+  {ID##_lat,        ID##_readers,   ID##_alternator, ID##_interference, ID##_trw_reader,          \
+   ID##_trw_writer, ID##_rwbench,   ID##_ht_reader,  ID##_ht_eraser,    ID##_ht_inserter, ID##_cse},
+static const struct rw_fns rw_fns[] = {ALL_IMPLS(RW_ENTRY)};
+_Static_assert(sizeof rw_fns / sizeof rw_fns[0] == NLOCKS, "one entry per lock");
+
+/* ---- experiments --------------------------------------------------------- */
+static void exp_latency(const struct bench_exp *e) {
+  (void)e;
+  const char *op = bench_param("op");
+  bool both = strcmp(op, "both") == 0;
+  bool rd = both || !strcmp(op, "read"), wr = both || !strcmp(op, "write");
+  bool off = both || !strcmp(op, "bias_off");
+  for (int rep = 1; rep <= O.reps; rep++)
+    for (int i = 0; i < O.nimpl; i++) {
+      size_t k = O.impl[i].idx;
+      const char *name = O.impl[i].name;
+      bool ro = bench_locks.v[k].flags & BENCH_IMPL_READ_ONLY;
+      void *l = lock_new(k);
+      if (rd) emit(name, 1, "", rep, "ns_per_read_pair", rw_fns[k].lat(l, 0, O.iterations, O.duration), "ns");
+      if (wr && !ro)
+        emit(name, 1, "", rep, "ns_per_write_pair", rw_fns[k].lat(l, 1, O.iterations, O.duration), "ns");
+      if (off && !ro) {
+        /* Writes keep BRAVO's bias off: N large enough that no window ends
+         * during the run (10^6 x revocation time, about a second). */
+        unsigned n = rm_bravo_inhibit_multiplier();
+        rm_bravo_set_inhibit_multiplier(1000000u);
+        emit(name, 1, "", rep, "ns_per_read_pair_bias_off", rw_fns[k].lat(l, 2, O.iterations, O.duration),
+             "ns");
+        rm_bravo_set_inhibit_multiplier(n);
+      }
+      lock_free(k, l);
+    }
+}
+
+static void exp_simple(const struct bench_exp *e) { /* arg 0: readers, 1: alternator */
+  int kind = e->arg;
+  for (int ti = 0; ti < O.nthreads; ti++) {
+    int n = O.threads[ti];
+    for (int rep = 1; rep <= O.reps; rep++)
+      for (int i = 0; i < O.nimpl; i++) {
+        size_t k = O.impl[i].idx;
+        void *l = lock_new(k);
+        struct tctx *c = ctx_new(n, l);
+        bench_thread_fn fns[MAXLIST * 4];
+        struct ring_slot *ring = NULL;
+        if (kind == 1) {
+          ring = (struct ring_slot *)aligned_alloc(128, sizeof *ring * (size_t)n);
+          if (!ring) bench_fatal("out of memory");
+          memset(ring, 0, sizeof *ring * (size_t)n);
+          ring[0].seq = 1;
+        }
+        for (int j = 0; j < n; j++) {
+          fns[j] = kind == 0 ? rw_fns[k].readers : rw_fns[k].alternator;
+          c[j].shared = ring;
+        }
+        double secs = bench_run(n, c, fns);
+        uint64_t total = ctx_sum(c, 0, n);
+        if (kind == 0) emit(O.impl[i].name, n, "", rep, "ops_per_sec", (double)total / secs, "ops/s");
+        else
+          emit(O.impl[i].name, n, "", rep, "ns_per_handoff", total ? secs * 1e9 / (double)total : 0,
+               "ns");
+        free(ring);
+        free(c);
+        lock_free(k, l);
+      }
+  }
+}
+
+static void exp_interference(const struct bench_exp *e) {
+  (void)e;
+  size_t shared = lock_index("bravo-ba"), priv = lock_index("bravo-ba-private");
+  uint64_t nls[MAXLIST];
+  int nnl = bench_param_uints("locks", nls, MAXLIST);
+  for (int ti = 0; ti < O.nthreads; ti++) {
+    int n = O.threads[ti];
+    for (int li = 0; li < nnl; li++) {
+      uint64_t nl = nls[li];
+      if (nl == 0) continue;
+      char par[64];
+      snprintf(par, sizeof par, "locks=%llu", (unsigned long long)nl);
+      for (int rep = 1; rep <= O.reps; rep++) {
+        double ops[2];
+        for (int w = 0; w < 2; w++) {
+          size_t k = w ? priv : shared;
+          void **locks = (void **)calloc(nl, sizeof *locks);
+          if (!locks) bench_fatal("out of memory");
+          for (uint64_t j = 0; j < nl; j++) locks[j] = lock_new(k);
+          struct tctx *c = ctx_new(n, NULL);
+          bench_thread_fn fns[MAXLIST * 4];
+          for (int j = 0; j < n; j++) {
+            fns[j] = rw_fns[k].interference;
+            c[j].locks = locks;
+            c[j].nlocks = nl;
+          }
+          double secs = bench_run(n, c, fns);
+          ops[w] = (double)ctx_sum(c, 0, n) / secs;
+          emit(bench_locks.v[k].name, n, par, rep, "ops_per_sec", ops[w], "ops/s");
+          for (uint64_t j = 0; j < nl; j++) lock_free(k, locks[j]);
+          free(locks);
+          free(c);
+        }
+        emit("bravo-ba", n, par, rep, "ratio", ops[1] > 0 ? ops[0] / ops[1] : 0, "1");
+      }
+    }
+  }
+}
+
+static void exp_test_rwlock(const struct bench_exp *e) {
+  (void)e;
+  for (int ti = 0; ti < O.nthreads; ti++) {
+    int nr = O.threads[ti], n = nr + 1;
+    for (int rep = 1; rep <= O.reps; rep++)
+      for (int i = 0; i < O.nimpl; i++) {
+        size_t k = O.impl[i].idx;
+        void *l = lock_new(k);
+        struct tctx *c = ctx_new(n, l);
+        bench_thread_fn fns[MAXLIST * 4];
+        fns[0] = rw_fns[k].trw_writer;
+        for (int j = 1; j < n; j++) fns[j] = rw_fns[k].trw_reader;
+        double secs = bench_run(n, c, fns);
+        emit(O.impl[i].name, nr, "", rep, "ops_per_sec", (double)ctx_sum(c, 0, n) / secs, "ops/s");
+        emit(O.impl[i].name, nr, "", rep, "writes_per_sec", (double)c[0].count / secs, "ops/s");
+        free(c);
+        lock_free(k, l);
+      }
+  }
+}
+
+static void exp_rwbench(const struct bench_exp *e) {
+  (void)e;
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s", bench_param("P"));
+  char *save = NULL;
+  for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    double p;
+    if (!bench_parse_prob(tok, &p)) bench_usage_error("bad probability P=%s", tok);
+    char par[64];
+    snprintf(par, sizeof par, "P=%s", tok);
+    uint64_t th = p >= 1.0 ? UINT64_MAX : (uint64_t)(p * 18446744073709551616.0);
+    for (int ti = 0; ti < O.nthreads; ti++) {
+      int n = O.threads[ti];
+      for (int rep = 1; rep <= O.reps; rep++)
+        for (int i = 0; i < O.nimpl; i++) {
+          size_t k = O.impl[i].idx;
+          void *l = lock_new(k);
+          struct tctx *c = ctx_new(n, l);
+          bench_thread_fn fns[MAXLIST * 4];
+          for (int j = 0; j < n; j++) {
+            fns[j] = rw_fns[k].rwbench;
+            c[j].wthresh = th;
+          }
+          stats_begin();
+          double secs = bench_run(n, c, fns);
+          emit(O.impl[i].name, n, par, rep, "ops_per_sec", (double)ctx_sum(c, 0, n) / secs, "ops/s");
+          stats_emit(O.impl[i].name, n, par, rep, secs);
+          free(c);
+          lock_free(k, l);
+        }
+    }
+  }
+}
+
+static void exp_hashtable(const struct bench_exp *e) {
+  (void)e;
+  uint64_t nkeys = bench_param_uint("keys");
+  if (nkeys < 2) nkeys = 2;
+  uint64_t nb = 1;
+  while (nb < nkeys) nb <<= 1;
+  for (int ti = 0; ti < O.nthreads; ti++) {
+    int nr = O.threads[ti], n = nr + 2;
+    for (int rep = 1; rep <= O.reps; rep++)
+      for (int i = 0; i < O.nimpl; i++) {
+        size_t k = O.impl[i].idx;
+        struct hmap m;
+        m.nkeys = nkeys;
+        m.nbuckets = nb;
+        m.buckets = (struct hnode **)calloc(nb, sizeof *m.buckets);
+        m.pool = (struct hnode *)calloc(nkeys, sizeof *m.pool);
+        if (!m.buckets || !m.pool) bench_fatal("out of memory");
+        m.free = NULL;
+        for (uint64_t j = 0; j < nkeys; j++) {
+          m.pool[j].next = m.free;
+          m.free = &m.pool[j];
+        }
+        for (uint64_t j = 0; j < nkeys; j += 2) hmap_insert(&m, j); /* half full */
+        void *l = lock_new(k);
+        struct tctx *c = ctx_new(n, l);
+        bench_thread_fn fns[MAXLIST * 4];
+        fns[0] = rw_fns[k].ht_eraser;
+        fns[1] = rw_fns[k].ht_inserter;
+        for (int j = 0; j < n; j++) {
+          if (j >= 2) fns[j] = rw_fns[k].ht_reader;
+          c[j].shared = &m;
+        }
+        double secs = bench_run(n, c, fns);
+        emit(O.impl[i].name, nr, "", rep, "ops_per_ms", (double)ctx_sum(c, 0, n) / secs / 1000.0,
+             "ops/ms");
+        free(c);
+        lock_free(k, l);
+        free(m.buckets);
+        free(m.pool);
+      }
+  }
+}
+
+static void exp_cs_efficiency(const struct bench_exp *e) {
+  (void)e;
+  uint64_t rs[MAXLIST];
+  int nr = bench_param_uints("readers", rs, MAXLIST);
+  for (int ri = 0; ri < nr; ri++) {
+    int N = (int)rs[ri];
+    char par[64];
+    snprintf(par, sizeof par, "readers=%d", N);
+    for (int rep = 1; rep <= O.reps; rep++)
+      for (int i = 0; i < O.nimpl; i++) {
+        size_t k = O.impl[i].idx;
+        const char *name = O.impl[i].name;
+        /* w = 0: a reader among N readers (N >= 1); w = 1: a writer with N
+         * busy readers. */
+        for (int w = 0; w < 2; w++) {
+          if (!w && N == 0) continue;
+          int n = w ? N + 1 : N;
+          void *l = lock_new(k);
+          struct tctx *c = ctx_new(n, l);
+          bench_thread_fn fns[MAXLIST * 4];
+          fns[0] = rw_fns[k].cse;
+          c[0].arg = (uint64_t)w;
+          for (int j = 1; j < n; j++) fns[j] = rw_fns[k].readers;
+          stats_begin();
+          double secs = bench_run(n, c, fns);
+          if (w) stats_emit(name, N, par, rep, secs);
+          const char *m = w ? "writer_ns" : "reader_ns";
+          /* A writer starved for the whole run (reader preference under
+           * busy readers) finished one pair after the stop: its latency is
+           * at least the run. */
+          double cnt = c[0].count ? (double)c[0].count : 1.0;
+          emit(name, N, par, rep, m, (double)c[0].ns / cnt, "ns");
+          if (rm_platform.tsc_ok)
+            emit(name, N, par, rep, w ? "writer_cycles" : "reader_cycles", (double)c[0].ticks / cnt,
+                 "cycles");
+          free(c);
+          lock_free(k, l);
+        }
+      }
+  }
+}
+
+/* ---- the family ------------------------------------------------------------- */
+static const struct bench_param p_latency[] = {
+    {"op", BENCH_P_CHOICE, "both", 0, 0, "read|write|bias_off|both", "which pairs to time"},
+    {NULL}};
+static const struct bench_param p_interference[] = {
+    {"locks", BENCH_P_UINTS, "1,4,16,64,256,1024,4096,8192", 1, 1u << 20, NULL, "locks in the pool"},
+    {NULL}};
+static const struct bench_param p_rwbench[] = {
+    {"P", BENCH_P_PROBS, "9/10,1/2,1/10,1/100,1/1000,1/10000", 0, 0, NULL,
+     "probability that an operation writes"},
+    {NULL}};
+static const struct bench_param p_hashtable[] = {
+    {"keys", BENCH_P_UINT, "65536", 2, 1u << 26, NULL, "key range (the map is half full)"}, {NULL}};
+static const struct bench_param p_cs_efficiency[] = {
+    {"readers", BENCH_P_UINTS, "0,1,2,4", 0, 255, NULL, "busy readers beside the timed thread"},
+    {NULL}};
+
+#define LOCKS {&bench_locks, NULL}
+static const struct bench_exp rwlock_exps[] = {
+    {"latency", "one thread: ns per read / write lock+unlock pair", LOCKS, 0, NULL, p_latency,
+     false, exp_latency, 0},
+    {"readers", "T readers on one lock: ops/s", LOCKS, 0, NULL, NULL, true, exp_simple, 0},
+    {"alternator", "ring of T threads, one read each turn: ns/hand-off", LOCKS, 0, NULL, NULL, true,
+     exp_simple, 1},
+    {"interference", "shared vs private table, pool of N locks: ratio", LOCKS, 0, NULL,
+     p_interference, true, exp_interference, 0},
+    {"test_rwlock", "1 writer + T readers: ops/s", LOCKS, BENCH_IMPL_READ_ONLY, "has no write lock",
+     NULL, true, exp_test_rwlock, 0},
+    {"rwbench", "T threads, write probability P: ops/s", LOCKS, BENCH_IMPL_READ_ONLY,
+     "has no write lock", p_rwbench, true, exp_rwbench, 0},
+    {"hashtable", "hash map, eraser + inserter + T readers: ops/ms", LOCKS, BENCH_IMPL_READ_ONLY,
+     "has no write lock", p_hashtable, true, exp_hashtable, 0},
+    {"cs_efficiency", "reader / writer lock+unlock latency with N busy readers (param readers=N)",
+     LOCKS, BENCH_IMPL_READ_ONLY, "has no write lock", p_cs_efficiency, false, exp_cs_efficiency, 0},
+};
+const struct bench_family bench_rwlock_family = {"rwlock", rwlock_exps,
+                                                 sizeof rwlock_exps / sizeof rwlock_exps[0]};

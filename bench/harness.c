@@ -1,0 +1,462 @@
+/*
+ * readmostly-bench - the benchmark driver: the harness (see harness.h).
+ *
+ *   readmostly-bench EXPERIMENT [--impl a,b,...] [--threads 1,2,...]
+ *                    [--duration S] [--reps N] [--param key=value ...]
+ *                    [--csv FILE] [--iterations N] [--pin 0|1]
+ *   readmostly-bench list
+ *
+ * Prints the machine description ('#' lines), then one CSV row per
+ * measurement: experiment,impl,threads,param,rep,metric,value,unit.
+ * Compare implementations within one run, as ratios of medians.  The
+ * experiments are listed by `readmostly-bench list` and in
+ * docs/benchmarks.md.
+ */
+#include "harness.h"
+
+#include <readmostly/bravo.h>
+#include <readmostly/fcp.h>
+
+#include <errno.h>
+#include <gnu/libc-version.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The experiment families; a new family is one more line. */
+static const struct bench_family *const families[] = {
+    &bench_rwlock_family,
+    &bench_fcp_family,
+    &bench_rcu_hash_family,
+};
+#define NFAMILIES (sizeof families / sizeof families[0])
+
+struct opts O;
+int g_go, g_stop;
+
+void bench_usage_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("readmostly-bench: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  exit(2);
+}
+
+void bench_fatal(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("readmostly-bench: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  exit(1);
+}
+
+/* ---- parameters --------------------------------------------------------- */
+static const struct bench_param *param_decl(const struct bench_exp *e, const char *key) {
+  for (const struct bench_param *p = e->params; p && p->key; p++)
+    if (strcmp(p->key, key) == 0) return p;
+  return NULL;
+}
+
+const char *bench_param(const char *key) {
+  for (int i = 0; i < O.nparam; i++)
+    if (strcmp(O.pkey[i], key) == 0) return O.pval[i];
+  const struct bench_param *p = param_decl(O.e, key);
+  if (!p) bench_fatal("experiment %s reads undeclared parameter %s", O.exp, key);
+  return p->def;
+}
+
+int bench_param_uints(const char *key, uint64_t *out, int max) {
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s", bench_param(key));
+  int n = 0;
+  char *save = NULL;
+  for (char *t = strtok_r(buf, ",", &save); t && n < max; t = strtok_r(NULL, ",", &save)) {
+    char *end;
+    unsigned long long v = strtoull(t, &end, 10);
+    if (*end) bench_usage_error("bad %s=%s", key, t);
+    out[n++] = v;
+  }
+  return n;
+}
+
+uint64_t bench_param_uint(const char *key) { return strtoull(bench_param(key), NULL, 10); }
+
+bool bench_parse_prob(const char *s, double *p) {
+  char *end;
+  double a = strtod(s, &end), b = 1;
+  if (end == s) return false;
+  if (*end == '/') {
+    const char *q = end + 1;
+    b = strtod(q, &end);
+    if (end == q || b <= 0) return false;
+  }
+  if (*end) return false;
+  *p = a / b;
+  return *p >= 0 && *p <= 1;
+}
+
+/* ---- output ---------------------------------------------------------------- */
+void emit(const char *impl, int threads, const char *par, int rep, const char *metric, double value,
+          const char *unit) {
+  char row[512];
+  snprintf(row, sizeof row, "%s,%s,%d,%s,%d,%s,%.6g,%s\n", O.exp, impl, threads, par, rep, metric,
+           value, unit);
+  fputs(row, stdout);
+  fflush(stdout);
+  if (O.csv) {
+    fputs(row, O.csv);
+    fflush(O.csv);
+  }
+}
+
+/* With READMOSTLY_STATS=1 in the environment (which turns BRAVO's counters
+ * on at start-up), experiments that call this after a run also report how
+ * often BRAVO locks revoked and what a revocation cost, to explain a
+ * throughput figure.  Counters are reset before each run (stats_begin). */
+static int stats_wanted(void) {
+  const char *s = getenv("READMOSTLY_STATS");
+  return s && *s && strcmp(s, "0") != 0;
+}
+static uint64_t fcp_fast0, fcp_mb0, fcp_parks0;
+void stats_begin(void) {
+  if (!stats_wanted()) return;
+  rm_bravo_stats_reset();
+  rm_fcp_domain_t *d = rm_fcp_default_domain();
+  fcp_fast0 = __atomic_load_n(&d->consensus_fast, __ATOMIC_RELAXED);
+  fcp_mb0 = __atomic_load_n(&d->consensus_membarrier, __ATOMIC_RELAXED);
+  fcp_parks0 = __atomic_load_n(&d->writer_parks, __ATOMIC_RELAXED);
+}
+void stats_emit(const char *impl, int threads, const char *par, int rep, double secs) {
+  if (stats_wanted() && strcmp(impl, "prwlock") == 0) {
+    /* How prwlock's writers reached consensus: from reports alone, or with
+     * a membarrier; and how often one parked waiting for a reader. */
+    rm_fcp_domain_t *d = rm_fcp_default_domain();
+    emit(impl, threads, par, rep, "consensus_fast_per_sec",
+         (double)(__atomic_load_n(&d->consensus_fast, __ATOMIC_RELAXED) - fcp_fast0) / secs, "1/s");
+    emit(impl, threads, par, rep, "consensus_membarrier_per_sec",
+         (double)(__atomic_load_n(&d->consensus_membarrier, __ATOMIC_RELAXED) - fcp_mb0) / secs, "1/s");
+    emit(impl, threads, par, rep, "writer_parks_per_sec",
+         (double)(__atomic_load_n(&d->writer_parks, __ATOMIC_RELAXED) - fcp_parks0) / secs, "1/s");
+    return;
+  }
+  if (!stats_wanted() || strncmp(impl, "bravo-", 6) != 0) return;
+  struct rm_bravo_stats s;
+  rm_bravo_stats_get(&s);
+  uint64_t slow = s.slow_bias_off + s.slow_collision + s.slow_raced;
+  emit(impl, threads, par, rep, "revocations_per_sec", (double)s.revocations / secs, "1/s");
+  emit(impl, threads, par, rep, "ns_per_revocation",
+       s.revocations ? (double)s.revoke_ns / (double)s.revocations : 0.0, "ns");
+  emit(impl, threads, par, rep, "fast_read_share",
+       s.fast_reads + slow ? (double)s.fast_reads / (double)(s.fast_reads + slow) : 0.0, "1");
+}
+
+static void describe_machine(FILE *f) {
+  char model[256] = "unknown";
+  FILE *ci = fopen("/proc/cpuinfo", "r");
+  if (ci) {
+    char line[512];
+    while (fgets(line, sizeof line, ci))
+      if (strncmp(line, "model name", 10) == 0) {
+        char *p = strchr(line, ':');
+        if (p) {
+          p += 2;
+          p[strcspn(p, "\n")] = 0;
+          snprintf(model, sizeof model, "%s", p);
+        }
+        break;
+      }
+    fclose(ci);
+  }
+  struct utsname u;
+  uname(&u);
+  time_t now = time(NULL);
+  char date[64];
+  strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S UTC", gmtime(&now));
+  fprintf(f, "# machine: %s; %ld online CPUs (%ld configured); %.1f GiB RAM\n", model,
+          sysconf(_SC_NPROCESSORS_ONLN), sysconf(_SC_NPROCESSORS_CONF),
+          (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE) / 1073741824.0);
+  fprintf(f, "# system: %s %s %s; glibc %s; compiler %s\n", u.sysname, u.release, u.machine,
+          gnu_get_libc_version(), __VERSION__);
+  fprintf(f, "# bravo: table %zu slots; N = %u; threads %s; date %s\n", rm_bravo_table_size(),
+          rm_bravo_inhibit_multiplier(),
+          O.pin ? "pinned one per CPU when they fit (else free)" : "free (unpinned)", date);
+}
+
+/* ---- statistics ------------------------------------------------------------ */
+int bench_cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+uint64_t bench_quantile(const uint64_t *sorted, size_t n, double q) {
+  if (n == 0) return 0;
+  size_t r = (size_t)(q * (double)n + 0.999999); /* nearest rank: ceil(q n) */
+  if (r < 1) r = 1;
+  if (r > n) r = n;
+  return sorted[r - 1];
+}
+
+/* ---- running threads ---------------------------------------------------------- */
+double bench_run(int n, struct tctx *ctx, bench_thread_fn *fns) {
+  pthread_t *th = (pthread_t *)calloc((size_t)n, sizeof *th);
+  if (!th) bench_fatal("out of memory");
+  __atomic_store_n(&g_go, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&g_stop, 0, __ATOMIC_RELAXED);
+  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  for (int i = 0; i < n; i++) {
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    if (O.pin && n <= ncpu) {
+      /* One thread per CPU: otherwise the scheduler sometimes starts two
+       * spinning threads on one CPU and the run measures sched_yield. */
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(i % ncpu, &set);
+      pthread_attr_setaffinity_np(&attr, sizeof set, &set);
+    }
+    int e = pthread_create(&th[i], &attr, fns[i], &ctx[i]);
+    pthread_attr_destroy(&attr);
+    if (e) bench_fatal("pthread_create: %s", strerror(e));
+  }
+  usleep(2000);
+  uint64_t t0 = rm_now_ns();
+  __atomic_store_n(&g_go, 1, __ATOMIC_RELEASE);
+  struct timespec d = {(time_t)O.duration, (long)((O.duration - (double)(time_t)O.duration) * 1e9)};
+  while (nanosleep(&d, &d) == -1 && errno == EINTR) {
+  }
+  __atomic_store_n(&g_stop, 1, __ATOMIC_RELEASE);
+  uint64_t t1 = rm_now_ns();
+  for (int i = 0; i < n; i++) pthread_join(th[i], NULL);
+  free(th);
+  return (double)(t1 - t0) / 1e9;
+}
+
+struct tctx *ctx_new(int n, void *lock) {
+  struct tctx *c = (struct tctx *)aligned_alloc(128, sizeof(struct tctx) * (size_t)n);
+  if (!c) bench_fatal("out of memory");
+  memset(c, 0, sizeof(struct tctx) * (size_t)n);
+  for (int i = 0; i < n; i++) {
+    c[i].lock = lock;
+    c[i].idx = i;
+    c[i].n = n;
+    c[i].seed = 0x9E3779B97F4A7C15ull * (uint64_t)(i + 1) ^ rm_now_ns();
+    if (!c[i].seed) c[i].seed = 1;
+  }
+  return c;
+}
+
+uint64_t ctx_sum(const struct tctx *c, int from, int to) {
+  uint64_t s = 0;
+  for (int i = from; i < to; i++) s += c[i].count;
+  return s;
+}
+
+/* ---- options and the experiment table ------------------------------------------- */
+static const struct bench_exp *exp_find(const char *name) {
+  for (size_t f = 0; f < NFAMILIES; f++)
+    for (size_t i = 0; i < families[f]->n; i++)
+      if (strcmp(families[f]->exps[i].name, name) == 0) return &families[f]->exps[i];
+  return NULL;
+}
+
+/* Every implementation set some experiment uses, each once. */
+static size_t all_sets(const struct bench_impl_set **out, size_t max) {
+  size_t n = 0;
+  for (size_t f = 0; f < NFAMILIES; f++)
+    for (size_t i = 0; i < families[f]->n; i++)
+      for (const struct bench_impl_set *const *s = families[f]->exps[i].sets; *s; s++) {
+        size_t k = 0;
+        while (k < n && out[k] != *s) k++;
+        if (k == n && n < max) out[n++] = *s;
+      }
+  return n;
+}
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: readmostly-bench EXPERIMENT [--impl a,b,...] [--threads 1,2,...]\n"
+          "                        [--duration SECONDS] [--reps N] [--param key=value ...]\n"
+          "                        [--csv FILE] [--iterations N] [--pin 0|1]\n"
+          "       readmostly-bench list\n\nexperiments:\n");
+  for (size_t fa = 0; fa < NFAMILIES; fa++)
+    for (size_t i = 0; i < families[fa]->n; i++)
+      fprintf(f, "  %-13s %s\n", families[fa]->exps[i].name, families[fa]->exps[i].what);
+  fprintf(f, "implementations:");
+  /* Each name once, even when two sets carry it. */
+  const struct bench_impl_set *sets[16];
+  size_t ns = all_sets(sets, 16);
+  for (size_t s = 0; s < ns; s++)
+    for (size_t i = 0; i < sets[s]->n; i++) {
+      const struct bench_impl *im = &sets[s]->v[i];
+      if (im->flags & BENCH_IMPL_HIDDEN) continue;
+      bool dup = false;
+      for (size_t t = 0; t < s && !dup; t++)
+        for (size_t j = 0; j < sets[t]->n && !dup; j++)
+          dup = strcmp(sets[t]->v[j].name, im->name) == 0;
+      if (!dup) fprintf(f, " %s", im->name);
+    }
+  fprintf(f, "\n");
+}
+
+static bool sel_has(const char *name) {
+  for (int i = 0; i < O.nimpl; i++)
+    if (strcmp(O.impl[i].name, name) == 0) return true;
+  return false;
+}
+
+static void choose_impls(char *implarg) {
+  const struct bench_exp *e = O.e;
+  if (implarg) {
+    char *save = NULL;
+    for (char *t = strtok_r(implarg, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+      const struct bench_impl_set *set = NULL;
+      size_t idx = 0;
+      for (const struct bench_impl_set *const *s = e->sets; *s && !set; s++)
+        for (size_t i = 0; i < (*s)->n; i++)
+          if (strcmp((*s)->v[i].name, t) == 0) {
+            set = *s;
+            idx = i;
+            break;
+          }
+      if (!set) {
+        fprintf(stderr, "readmostly-bench: unknown implementation '%s'%s\n", t,
+                strncmp(t, "ck-", 3) == 0 ? " (built without libck-dev)"
+                : strncmp(t, "urcu", 4) == 0 ? " (built without liburcu-dev)" : "");
+        exit(2);
+      }
+      if (set->v[idx].flags & e->exclude) {
+        fprintf(stderr, "readmostly-bench: %s %s; %s needs one\n", t, e->exclude_why, O.exp);
+        exit(2);
+      }
+      if (O.nimpl == MAXLIST) break;
+      O.impl[O.nimpl++] = (struct bench_sel){set, idx, set->v[idx].name};
+    }
+  } else {
+    for (const struct bench_impl_set *const *s = e->sets; *s; s++)
+      for (size_t i = 0; i < (*s)->n && O.nimpl < MAXLIST; i++) {
+        const struct bench_impl *im = &(*s)->v[i];
+        if ((im->flags & (BENCH_IMPL_HIDDEN | e->exclude)) || sel_has(im->name)) continue;
+        O.impl[O.nimpl++] = (struct bench_sel){*s, i, im->name};
+      }
+  }
+}
+
+static int parse_ints(char *s, int *out) {
+  int n = 0;
+  char *save = NULL;
+  for (char *t = strtok_r(s, ",", &save); t && n < MAXLIST; t = strtok_r(NULL, ",", &save)) {
+    char *end;
+    long v = strtol(t, &end, 10);
+    if (*end || v < 1 || v > 1024) return -1;
+    out[n++] = (int)v;
+  }
+  return n;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+    usage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  if (strcmp(argv[1], "list") == 0) {
+    usage(stdout);
+    return 0;
+  }
+  O.exp = argv[1];
+  O.e = exp_find(O.exp);
+  if (!O.e) {
+    fprintf(stderr, "readmostly-bench: unknown experiment '%s'\n", O.exp);
+    usage(stderr);
+    return 2;
+  }
+  O.duration = 1.0;
+  O.reps = 3;
+  O.pin = 1;
+  O.threads[0] = 1;
+  O.threads[1] = 2;
+  O.threads[2] = 4;
+  O.nthreads = 3;
+  const char *csvpath = NULL;
+  char *implarg = NULL;
+  for (int i = 2; i < argc; i++) {
+    const char *a = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!v) {
+      fprintf(stderr, "readmostly-bench: %s needs a value\n", a);
+      return 2;
+    }
+    i++;
+    if (strcmp(a, "--impl") == 0) implarg = argv[i];
+    else if (strcmp(a, "--threads") == 0) {
+      O.nthreads = parse_ints(argv[i], O.threads);
+      if (O.nthreads <= 0) {
+        fprintf(stderr, "readmostly-bench: bad --threads (1..1024, comma-separated)\n");
+        return 2;
+      }
+    } else if (strcmp(a, "--duration") == 0) {
+      O.duration = strtod(v, NULL);
+      if (!(O.duration > 0 && O.duration < 3600)) {
+        fprintf(stderr, "readmostly-bench: bad --duration\n");
+        return 2;
+      }
+    } else if (strcmp(a, "--reps") == 0) {
+      O.reps = atoi(v);
+      if (O.reps < 1 || O.reps > 1000) {
+        fprintf(stderr, "readmostly-bench: bad --reps\n");
+        return 2;
+      }
+    } else if (strcmp(a, "--iterations") == 0) {
+      O.iterations = strtoull(v, NULL, 10);
+      if (O.iterations == 0) {
+        fprintf(stderr, "readmostly-bench: bad --iterations\n");
+        return 2;
+      }
+    } else if (strcmp(a, "--param") == 0) {
+      char *eq = strchr(argv[i], '=');
+      if (!eq || O.nparam == 16) {
+        fprintf(stderr, "readmostly-bench: --param wants key=value\n");
+        return 2;
+      }
+      *eq = 0;
+      O.pkey[O.nparam] = argv[i];
+      O.pval[O.nparam++] = eq + 1;
+    } else if (strcmp(a, "--csv") == 0) csvpath = v;
+    else if (strcmp(a, "--pin") == 0) {
+      if (strcmp(v, "1") && strcmp(v, "0")) {
+        fprintf(stderr, "readmostly-bench: --pin 0|1\n");
+        return 2;
+      }
+      O.pin = v[0] == '1';
+    } else {
+      fprintf(stderr, "readmostly-bench: unknown option %s\n", a);
+      usage(stderr);
+      return 2;
+    }
+  }
+  choose_impls(implarg);
+  if (csvpath) {
+    O.csv = fopen(csvpath, "w");
+    if (!O.csv) {
+      fprintf(stderr, "readmostly-bench: %s: %s\n", csvpath, strerror(errno));
+      return 1;
+    }
+  }
+  describe_machine(stdout);
+  const char *hdr = "experiment,impl,threads,param,rep,metric,value,unit\n";
+  fputs(hdr, stdout);
+  if (O.csv) {
+    describe_machine(O.csv);
+    fputs(hdr, O.csv);
+  }
+  O.e->run(O.e);
+  if (O.csv) fclose(O.csv);
+  return 0;
+}
