@@ -27,6 +27,9 @@
  *   size_t my_hash_buckets(struct rm_rcu_hash *h);
  *   struct item *it = rm_rcu_hash_entry(n, struct item, node);
  *
+ *   // On the library's RCU (readmostly/rcu.h), already defined:
+ *   //   rm_rcu_hash_init, rm_rcu_hash_insert, rm_rcu_hash_lookup, ...
+ *
  *   // liburcu's memb flavor, for instance:
  *   #include <urcu/urcu-memb.h>
  *   RM_RCU_HASH_DEFINE(memb_hash, urcu_memb_read_lock, urcu_memb_read_unlock,
@@ -113,8 +116,11 @@
  *   offline or unregistered while it does, because it may block on the
  *   mutex while the holder waits for a grace period, which an online thread
  *   blocked there would never let end.
- *   The library's own RCU instantiation (rm_rcu_hash_*, over readmostly/rcu.h)
- *   is added with that header; until then use the macro.
+ *   This header instantiates the table once on the library's own RCU
+ *   (readmostly/rcu.h): rm_rcu_hash_init, rm_rcu_hash_insert, ...,
+ *   rm_rcu_hash_lookup inside rm_rcu_read_lock()/rm_rcu_read_unlock().
+ *   Those functions are static inline, so a program that uses only another
+ *   flavor's instantiation does not link against the library's RCU.
  *
  *   Never call insert, remove, resize or destroy inside a read-side section:
  *   synchronize inside a section deadlocks (not detected here; the flavor
@@ -177,6 +183,7 @@
 #define READMOSTLY_RCU_HASH_H
 
 #include <readmostly/platform.h>
+#include <readmostly/rcu.h>
 
 #include <errno.h>
 #include <pthread.h>
@@ -525,6 +532,11 @@ static inline int rm_rcu_hash__plan(struct rm_rcu_hash *h, size_t buckets,
     read_unlock();                                                                           \
     return b;                                                                                \
   }
+
+/* The table on the library's RCU: rm_rcu_hash_init, rm_rcu_hash_insert, ...
+ * (rm_rcu_synchronize's EDEADLK, inside a read section, is the caller's
+ * bug: see the DESCRIPTION). */
+RM_RCU_HASH_DEFINE(rm_rcu_hash, rm_rcu_read_lock, rm_rcu_read_unlock, rm_rcu_synchronize)
 
 #ifdef __cplusplus
 }

@@ -4,7 +4,8 @@
  *
  *   test_rcu_hash                       contract tests, every flavor (unit)
  *   test_rcu_hash --torture [options]   the torture (stress), one flavor:
- *     --flavor NAME   rwl (always), urcu-memb, urcu-mb, urcu-qsbr (liburcu-dev)
+ *     --flavor NAME   rwl, rcu (the library's RCU: rm_rcu_hash_*, always),
+ *                     urcu-memb, urcu-mb, urcu-qsbr (with liburcu-dev)
  *     --readers R --writers W --seconds S --fixed F --volatile V
  *     --min-log M --max-log L   (the resizer picks sizes 2^M .. 2^L)
  *
@@ -12,8 +13,10 @@
  * rwlock (read side: read lock; synchronize: take and drop the write lock,
  * which waits for every reader that got in before it).  It is slow, but it
  * is an RCU by the definition the table relies on, and ThreadSanitizer
- * follows it; liburcu's flavors synchronize inside an uninstrumented
- * library, so under ThreadSanitizer they are skipped.
+ * follows it.  "rcu" is the library's RCU (readmostly/rcu.h), through the
+ * instantiation rcu_hash.h makes itself.  liburcu's flavors synchronize
+ * inside an uninstrumented library, so under ThreadSanitizer they are
+ * skipped.
  *
  * The torture's oracle:
  *  - readers look up "fixed" keys, inserted before the threads start and
@@ -71,6 +74,13 @@ static void nothing(void) {}
 
 RM_RCU_HASH_DEFINE(th_rwl, rwl_read_lock, rwl_read_unlock, rwl_synchronize)
 
+/* The library's RCU: the header's own instantiation, rm_rcu_hash_*. */
+static void rcu_rl(void) { rm_rcu_read_lock(); }
+static void rcu_ru(void) { rm_rcu_read_unlock(); }
+static void rcu_sync(void) { CHECK_ERR(rm_rcu_synchronize(), 0); }
+static void rcu_reg(void) { CHECK_ERR(rm_rcu_register_thread(), 0); }
+static void rcu_unreg(void) { CHECK_ERR(rm_rcu_unregister_thread(), 0); }
+
 #ifdef RM_TEST_HAVE_URCU
 RM_RCU_HASH_DEFINE(th_memb, urcu_memb_read_lock, urcu_memb_read_unlock, urcu_memb_synchronize_rcu)
 RM_RCU_HASH_DEFINE(th_mb, urcu_mb_read_lock, urcu_mb_read_unlock, urcu_mb_synchronize_rcu)
@@ -118,6 +128,7 @@ struct flavor {
 static const struct flavor flavors[] = {
     FLAVOR("rwl", th_rwl, rwl_read_lock, rwl_read_unlock, rwl_synchronize, nothing, nothing,
            nothing, false),
+    FLAVOR("rcu", rm_rcu_hash, rcu_rl, rcu_ru, rcu_sync, rcu_reg, rcu_unreg, nothing, false),
 #ifdef RM_TEST_HAVE_URCU
     FLAVOR("urcu-memb", th_memb, memb_rl, memb_ru, memb_sync, memb_reg, memb_unreg, nothing, true),
     FLAVOR("urcu-mb", th_mb, mb_rl, mb_ru, mb_sync, mb_reg, mb_unreg, nothing, true),
@@ -439,8 +450,15 @@ static void *resizer(void *arg) {
   struct torture *t = (struct torture *)arg;
   const struct flavor *f = t->f;
   uint64_t seed = 0xfeedfacecafeull, resizes = 0;
+  unsigned log = t->min_log;
   while (!__atomic_load_n(&t->stop, __ATOMIC_RELAXED)) {
-    size_t target = (size_t)1 << (t->min_log + rnd(&seed) % (t->max_log - t->min_log + 1));
+    /* Mostly one doubling or halving (a random walk), every 8th time a
+     * jump of several steps. */
+    uint64_t r = rnd(&seed);
+    if (r % 8 == 0) log = t->min_log + (unsigned)((r >> 8) % (t->max_log - t->min_log + 1));
+    else if (log == t->min_log || (log < t->max_log && (r >> 8) % 2)) log++;
+    else log--;
+    size_t target = (size_t)1 << log;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     CHECK_ERR(f->resize(&t->h, target), 0);
