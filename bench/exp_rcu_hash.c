@@ -96,7 +96,7 @@ static void rh_record(uint64_t ns) {
     uint64_t s = c->seed, n = 0, miss = 0, items = r->items;                              \
     REG();                                                                                \
     wait_go();                                                                            \
-    while (!stopped()) {                                                                  \
+    do { /* at least one batch, even for a reader first scheduled after the stop */       \
       for (int i = 0; i < 64; i++) {                                                      \
         uint64_t k = prng(&s) % items;                                                    \
         RL();                                                                             \
@@ -105,7 +105,7 @@ static void rh_record(uint64_t ns) {
       }                                                                                   \
       QS();                                                                               \
       n += 64;                                                                            \
-    }                                                                                     \
+    } while (!stopped());                                                                 \
     UNREG();                                                                              \
     c->count = n;                                                                         \
     c->sink = miss;                                                                       \
@@ -117,12 +117,12 @@ static void rh_record(uint64_t ns) {
     wait_go();                                                                            \
     /* Not registered (it never reads): grow, shrink, grow, ... */                       \
     r->growing = 0;                                                                       \
-    while (!stopped()) {                                                                  \
+    do { /* at least one resize (a grow), as the readers do one batch */                  \
       r->growing = !r->growing;                                                           \
       if (ID##_h_resize(&r->h, r->growing ? r->buckets * 2 : r->buckets) != 0)            \
         bench_fatal("rcu_hash: resize failed");                                           \
       r->resizes++;                                                                       \
-    }                                                                                     \
+    } while (!stopped());                                                                 \
     return NULL;                                                                          \
   }
 
