@@ -131,8 +131,9 @@
  *   error number (errno is not set).  lookup: the node with the key, or
  *   NULL; valid until the caller's read-side section ends.  contains: true
  *   when the key is in the table at some moment during the call.  count:
- *   the number of nodes; buckets: the current number of buckets (both exact
- *   when no writer runs, else a value from during the call).
+ *   the number of nodes; buckets: the number of buckets of the array
+ *   readers currently start from (both exact when no writer runs, else a
+ *   value from during the call; neither needs a read-side section).
  *
  * ERRORS
  *   ENOMEM  init or resize could not allocate a bucket array; nothing
@@ -211,6 +212,7 @@ struct rm_rcu_hash_table {
 struct rm_rcu_hash {
   struct rm_rcu_hash_table *table;  /* current array (B, C) */
   size_t count;                     /* nodes (written under the mutex, read relaxed) */
+  size_t nbuckets;                  /* the current array's size (same) */
   pthread_mutex_t lock;             /* every writer */
 };
 
@@ -330,6 +332,7 @@ static inline struct rm_rcu_hash_table *rm_rcu_hash__shrink_publish(struct rm_rc
   /* (B) release: the new heads (plain stores above) and mask before the
    * table's address. */
   rm_atomic_store_release(&h->table, to);
+  rm_atomic_store_relaxed(&h->nbuckets, m); /* a statistic: no order needed */
   return from;
 }
 
@@ -353,6 +356,7 @@ static inline struct rm_rcu_hash_table *rm_rcu_hash__grow_publish(struct rm_rcu_
   /* (B) release: the new heads before the table's address.  Each head
    * points into a chain that is already published (A). */
   rm_atomic_store_release(&h->table, to);
+  rm_atomic_store_relaxed(&h->nbuckets, 2 * n); /* a statistic: no order needed */
   return from;
 }
 
@@ -429,6 +433,7 @@ static inline int rm_rcu_hash__plan(struct rm_rcu_hash *h, size_t buckets,
       return err;                                                                            \
     }                                                                                        \
     h->count = 0;                                                                            \
+    h->nbuckets = buckets;                                                                   \
     /* (B) release: a table handed to readers by other means (a pointer                      \
      * the caller publishes with release) is whole either way. */                            \
     rm_atomic_store_release(&h->table, t);                                                   \
@@ -450,6 +455,7 @@ static inline int rm_rcu_hash__plan(struct rm_rcu_hash *h, size_t buckets,
     free(t);                                                                                 \
     h->table = NULL;                                                                         \
     h->count = 0;                                                                            \
+    h->nbuckets = 0;                                                                         \
     pthread_mutex_destroy(&h->lock);                                                         \
   }                                                                                          \
                                                                                              \
@@ -527,10 +533,7 @@ static inline int rm_rcu_hash__plan(struct rm_rcu_hash *h, size_t buckets,
   }                                                                                          \
                                                                                              \
   static inline size_t prefix##_buckets(struct rm_rcu_hash *h) {                             \
-    read_lock();                                                                             \
-    size_t b = rm_atomic_load_acquire(&h->table)->mask + 1; /* (B, C) */                     \
-    read_unlock();                                                                           \
-    return b;                                                                                \
+    return rm_atomic_load_relaxed(&h->nbuckets);                                             \
   }
 
 /* The table on the library's RCU: rm_rcu_hash_init, rm_rcu_hash_insert, ...
