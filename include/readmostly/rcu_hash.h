@@ -422,8 +422,13 @@ static inline int rm_rcu_hash__plan(struct rm_rcu_hash *h, size_t buckets,
 
 /* ---- the flavor-specific functions --------------------------------------- */
 
+/* Generated functions are static inline and marked unused: a program that
+ * calls only some of them (in its .c file, where clang's -Wunused-function
+ * looks) stays quiet. */
+#define RM_RCU_HASH_FN static inline __attribute__((unused))
+
 #define RM_RCU_HASH_DEFINE(prefix, read_lock, read_unlock, synchronize)                      \
-  static inline int prefix##_init(struct rm_rcu_hash *h, size_t buckets) {                   \
+  RM_RCU_HASH_FN int prefix##_init(struct rm_rcu_hash *h, size_t buckets) {                   \
     if (!rm_rcu_hash__size_ok(buckets)) return EINVAL;                                       \
     struct rm_rcu_hash_table *t = rm_rcu_hash__table_new(buckets);                           \
     if (!t) return ENOMEM;                                                                   \
@@ -441,7 +446,7 @@ static inline int rm_rcu_hash__plan(struct rm_rcu_hash *h, size_t buckets,
   }                                                                                          \
                                                                                              \
   /* No reader or writer may use the table any more. */                                      \
-  static inline void prefix##_destroy(struct rm_rcu_hash *h, rm_rcu_hash_free_fn *free_fn,  \
+  RM_RCU_HASH_FN void prefix##_destroy(struct rm_rcu_hash *h, rm_rcu_hash_free_fn *free_fn,  \
                                       void *arg) {                                           \
     struct rm_rcu_hash_table *t = h->table;                                                  \
     for (size_t i = 0; i <= t->mask; i++) {                                                  \
@@ -460,19 +465,19 @@ static inline int rm_rcu_hash__plan(struct rm_rcu_hash *h, size_t buckets,
   }                                                                                          \
                                                                                              \
   /* Inside a read-side section. */                                                          \
-  static inline struct rm_rcu_hash_node *prefix##_lookup(struct rm_rcu_hash *h,              \
+  RM_RCU_HASH_FN struct rm_rcu_hash_node *prefix##_lookup(struct rm_rcu_hash *h,              \
                                                          uint64_t key) {                     \
     return rm_rcu_hash__lookup(h, key);                                                      \
   }                                                                                          \
                                                                                              \
-  static inline bool prefix##_contains(struct rm_rcu_hash *h, uint64_t key) {                \
+  RM_RCU_HASH_FN bool prefix##_contains(struct rm_rcu_hash *h, uint64_t key) {                \
     read_lock();                                                                             \
     bool found = rm_rcu_hash__lookup(h, key) != NULL;                                        \
     read_unlock();                                                                           \
     return found;                                                                            \
   }                                                                                          \
                                                                                              \
-  static inline int prefix##_insert(struct rm_rcu_hash *h, uint64_t key,                     \
+  RM_RCU_HASH_FN int prefix##_insert(struct rm_rcu_hash *h, uint64_t key,                     \
                                     struct rm_rcu_hash_node *node) {                         \
     if (!node) return EINVAL;                                                                \
     pthread_mutex_lock(&h->lock);                                                            \
@@ -481,7 +486,7 @@ static inline int rm_rcu_hash__plan(struct rm_rcu_hash *h, size_t buckets,
     return err;                                                                              \
   }                                                                                          \
                                                                                              \
-  static inline int prefix##_remove(struct rm_rcu_hash *h, uint64_t key,                     \
+  RM_RCU_HASH_FN int prefix##_remove(struct rm_rcu_hash *h, uint64_t key,                     \
                                     rm_rcu_hash_free_fn *free_fn, void *arg) {               \
     pthread_mutex_lock(&h->lock);                                                            \
     struct rm_rcu_hash_node *n = rm_rcu_hash__unlink_locked(h, key);                         \
@@ -493,7 +498,7 @@ static inline int rm_rcu_hash__plan(struct rm_rcu_hash *h, size_t buckets,
     return 0;                                                                                \
   }                                                                                          \
                                                                                              \
-  static inline int prefix##_remove_deferred(struct rm_rcu_hash *h, uint64_t key,            \
+  RM_RCU_HASH_FN int prefix##_remove_deferred(struct rm_rcu_hash *h, uint64_t key,            \
                                              rm_rcu_hash_free_fn *retire_fn, void *arg) {    \
     if (!retire_fn) return EINVAL;                                                           \
     pthread_mutex_lock(&h->lock);                                                            \
@@ -504,7 +509,7 @@ static inline int rm_rcu_hash__plan(struct rm_rcu_hash *h, size_t buckets,
     return 0;                                                                                \
   }                                                                                          \
                                                                                              \
-  static inline int prefix##_resize(struct rm_rcu_hash *h, size_t buckets) {                 \
+  RM_RCU_HASH_FN int prefix##_resize(struct rm_rcu_hash *h, size_t buckets) {                 \
     if (!rm_rcu_hash__size_ok(buckets)) return EINVAL;                                       \
     struct rm_rcu_hash_table *tables[64];                                                    \
     unsigned steps = 0;                                                                      \
@@ -528,11 +533,11 @@ static inline int rm_rcu_hash__plan(struct rm_rcu_hash *h, size_t buckets,
     return err;                                                                              \
   }                                                                                          \
                                                                                              \
-  static inline size_t prefix##_count(struct rm_rcu_hash *h) {                               \
+  RM_RCU_HASH_FN size_t prefix##_count(struct rm_rcu_hash *h) {                               \
     return rm_atomic_load_relaxed(&h->count);                                                \
   }                                                                                          \
                                                                                              \
-  static inline size_t prefix##_buckets(struct rm_rcu_hash *h) {                             \
+  RM_RCU_HASH_FN size_t prefix##_buckets(struct rm_rcu_hash *h) {                             \
     return rm_atomic_load_relaxed(&h->nbuckets);                                             \
   }
 
