@@ -311,7 +311,7 @@ static void fork_child(void) {
         continue;
       }
       r->wake = 0;
-      if (r->passive == NULL) record_release(r);
+      if (r->passive == NULL || d->fork_release_holds) record_release(r);
       else record_orphan(r);
     }
 }
@@ -387,6 +387,15 @@ RM_API int rm_fcp_domain_create(rm_fcp_domain_t **out) {
   pthread_mutex_unlock(&domains_lock);
   *out = d;
   return 0;
+}
+
+RM_API void rm_fcp_domain_init_static(struct rm_fcp_domain *d) {
+  memset(d, 0, sizeof *d);
+  pthread_mutex_lock(&domains_lock);
+  d->uid = next_uid++;
+  d->dnext = domains->dnext;
+  domains->dnext = d;
+  pthread_mutex_unlock(&domains_lock);
 }
 
 RM_API int rm_fcp_domain_destroy(rm_fcp_domain_t *d) {

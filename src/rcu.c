@@ -30,10 +30,15 @@
 #include <string.h>
 #include <unistd.h>
 
-RM_API __thread struct rm_rcu_thread rm_rcu_tls __attribute__((tls_model("initial-exec")));
+/* `seen` of the stand-in record: never a version, so a read lock of a
+ * thread that points here always takes its slow path.  Nothing writes it. */
+RM_API struct rm_fcp_reader rm_rcu_unregistered = {.seen = UINT64_MAX};
+RM_API __thread struct rm_rcu_thread rm_rcu_tls
+    __attribute__((tls_model("initial-exec"))) = {.rec = &rm_rcu_unregistered};
 RM_API const uint64_t rm_rcu_in_flight = 0x52435500u; /* its address is what counts */
+RM_API struct rm_fcp_domain rm_rcu_dom;
 
-static rm_fcp_domain_t *dom;
+static rm_fcp_domain_t *dom = &rm_rcu_dom;
 static pthread_once_t dom_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t gp_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t gp_seq; /* invariant 2 */
@@ -47,21 +52,24 @@ static void fork_prepare(void);
 static void fork_parent(void);
 static void fork_child(void);
 
+static void tls_reset(struct rm_rcu_thread *t) {
+  memset(t, 0, sizeof *t);
+  t->rec = &rm_rcu_unregistered;
+}
+
 static void thread_exit_hook(struct rm_fcp_reader *r) {
   (void)r;
   /* The core releases the record next (a section left open ends there).
    * Forget it, so that a later destructor of this thread that reads
    * registers afresh instead of writing into a record another thread may
    * own by then. */
-  memset(&rm_rcu_tls, 0, sizeof rm_rcu_tls);
+  tls_reset(&rm_rcu_tls);
 }
 
 static void dom_init(void) {
-  if (rm_fcp_domain_create(&dom) != 0) {
-    fprintf(stderr, "readmostly: rcu: cannot allocate the RCU domain\n");
-    abort();
-  }
-  dom->no_tls_cache = 1; /* records live in rm_rcu_tls */
+  rm_fcp_domain_init_static(dom);
+  dom->no_tls_cache = 1;       /* records live in rm_rcu_tls */
+  dom->fork_release_holds = 1; /* sections of threads gone at fork() end there */
   dom->exit_hook = thread_exit_hook;
   pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
@@ -101,17 +109,25 @@ static void go_offline(struct rm_fcp_reader *r) {
   rm_atomic_store_release(&r->seen, UINT64_MAX);
 }
 
-RM_API RM_NOINLINE struct rm_fcp_reader *rm_rcu_read_lock_slowpath(void) {
+/* The read lock's slow path: the version moved since this thread's last
+ * report (store it, as the inline code would have), or the thread is
+ * offline (come online) or not registered (register). */
+RM_API RM_NOINLINE struct rm_fcp_reader *rm_rcu_read_lock_slowpath(uint64_t v) {
   struct rm_rcu_thread *t = &rm_rcu_tls;
+  struct rm_fcp_reader *r = t->rec;
+  if (RM_LIKELY(r != &rm_rcu_unregistered)) {
+    rm_atomic_store_release(&r->seen, v);
+    return r;
+  }
   if (t->offline_rec) { /* a read lock while offline brings the thread online */
-    struct rm_fcp_reader *r = t->offline_rec;
+    r = t->offline_rec;
     come_online(r);
     t->offline_rec = NULL;
     t->state &= ~RM_RCU_OFFLINE;
     t->rec = r;
     return r;
   }
-  struct rm_fcp_reader *r = claim();
+  r = claim();
   if (!r) {
     fprintf(stderr, "readmostly: rcu_read_lock: cannot allocate this thread's RCU record "
                     "(out of memory); call rm_rcu_register_thread() to get an error instead\n");
@@ -130,7 +146,7 @@ RM_API void rm_rcu_unlock_misuse(void) {
 
 RM_API int rm_rcu_register_thread(void) {
   struct rm_rcu_thread *t = &rm_rcu_tls;
-  if (!t->rec && !t->offline_rec) {
+  if (t->rec == &rm_rcu_unregistered && !t->offline_rec) {
     struct rm_fcp_reader *r = claim();
     if (!r) return ENOMEM;
     t->rec = r;
@@ -145,12 +161,12 @@ RM_API int rm_rcu_unregister_thread(void) {
     RM_ASSERT(false, "rm_rcu_unregister_thread inside a read section");
     return EBUSY;
   }
-  if (t->rec || t->offline_rec) {
+  if (t->rec != &rm_rcu_unregistered || t->offline_rec) {
     int e = rm_fcp_domain_leave(rm_rcu_domain()); /* releases the record: seen = MAX */
     if (e) return e;
   }
   struct rm_rcu_call_data *crd = t->crd;
-  memset(t, 0, sizeof *t);
+  tls_reset(t);
   t->crd = crd;
   return 0;
 }
@@ -158,10 +174,10 @@ RM_API int rm_rcu_unregister_thread(void) {
 RM_API void rm_rcu_thread_offline(void) {
   struct rm_rcu_thread *t = &rm_rcu_tls;
   RM_ASSERT(t->nest == 0, "rm_rcu_thread_offline inside a read section");
-  if (t->nest || !t->rec) return;
+  if (t->nest || t->rec == &rm_rcu_unregistered) return;
   go_offline(t->rec);
   t->offline_rec = t->rec;
-  t->rec = NULL;
+  t->rec = &rm_rcu_unregistered;
   t->state |= RM_RCU_OFFLINE;
 }
 
@@ -176,7 +192,7 @@ RM_API void rm_rcu_thread_online(void) {
 
 RM_API void rm_rcu_quiescent_state(void) {
   struct rm_rcu_thread *t = &rm_rcu_tls;
-  if (t->nest == 0 && t->rec) rm_fcp_report(t->rec->domain, t->rec);
+  if (t->nest == 0 && t->rec != &rm_rcu_unregistered) rm_fcp_report(dom, t->rec);
 }
 
 /* ---- grace periods ---------------------------------------------------------- */
@@ -222,7 +238,7 @@ RM_API int rm_rcu_synchronize(void) {
   /* While we wait, this thread is in no section and begins none: say so,
    * so that the grace period we wait for does not wait for us (a record
    * that never reports costs a membarrier). */
-  struct rm_fcp_reader *r = t->rec;
+  struct rm_fcp_reader *r = t->rec != &rm_rcu_unregistered ? t->rec : NULL;
   if (r) go_offline(r);
   bool ran = false;
   if ((int64_t)(rm_atomic_load_acquire(&gp_seq) - s) < 0) {
@@ -371,7 +387,7 @@ static void run_batch(struct rm_rcu_call_data *c) {
   STAT_ADD(callbacks_run, n);
   /* Callbacks that read registered this thread: it now idles, so it must
    * not cost grace periods a membarrier. */
-  if (t->rec) rm_rcu_thread_offline();
+  if (t->rec != &rm_rcu_unregistered) rm_rcu_thread_offline();
 }
 
 static void *worker_main(void *arg) {
@@ -451,8 +467,9 @@ static bool worker_ensure(struct rm_rcu_call_data *c) {
 }
 
 static struct rm_rcu_call_data *crd_new(void) {
-  struct rm_rcu_call_data *c =
-      (struct rm_rcu_call_data *)aligned_alloc(RM_CACHE_SECTOR, sizeof(struct rm_rcu_call_data));
+  /* aligned_alloc wants a size that is a multiple of the alignment. */
+  size_t size = (sizeof(struct rm_rcu_call_data) + RM_CACHE_SECTOR - 1) & ~(size_t)(RM_CACHE_SECTOR - 1);
+  struct rm_rcu_call_data *c = (struct rm_rcu_call_data *)aligned_alloc(RM_CACHE_SECTOR, size);
   if (!c) return NULL;
   crd_init(c);
   pthread_mutex_lock(&crd_lock);
@@ -575,7 +592,7 @@ RM_API int rm_rcu_barrier(void) {
   }
   rm_rcu_call_data_default();
   /* This thread waits in no section: do not make grace periods wait for it. */
-  struct rm_fcp_reader *r = t->rec;
+  struct rm_fcp_reader *r = t->rec != &rm_rcu_unregistered ? t->rec : NULL;
   if (r) go_offline(r);
   pthread_mutex_lock(&crd_lock);
   for (struct rm_rcu_call_data *c = crd_all; c; c = c->next) {

@@ -63,7 +63,8 @@
  *   (a record released while it holds an object passively gives that hold
  *   up, see docs/fcp.md), and reused by later threads; they are freed with
  *   the domain.  In a child after fork() records of other threads that hold
- *   nothing are released; holds of other threads stay held ("orphans").
+ *   nothing are released; holds of other threads stay held ("orphans"),
+ *   except in domains with fork_release_holds set (RCU), where they end.
  *
  * HOLDS RELEASED BY ANOTHER THREAD (for pthread_rwlock semantics)
  *   rm_fcp_domain_keep_exit_holds(d, true) makes a thread that exits while
@@ -130,6 +131,8 @@ struct rm_fcp_domain {
   uint64_t consensus_fenced;      /* stragglers settled by a fence (fence mode) */
   uint32_t keep_exit_holds;       /* rm_fcp_domain_keep_exit_holds() */
   uint32_t no_tls_cache;          /* the user caches its records itself (RCU) */
+  uint32_t fork_release_holds;    /* a fork child releases other threads' holds (RCU:
+                                     a section of a thread that is gone never ends) */
   /* Called on an exiting thread for its record of this domain, before the
    * record is released (RCU forgets its thread-local pointer to it). */
   void (*exit_hook)(struct rm_fcp_reader *r);
@@ -141,6 +144,10 @@ struct rm_fcp_domain {
 
 RM_API rm_fcp_domain_t *rm_fcp_default_domain(void);
 RM_API int rm_fcp_domain_create(rm_fcp_domain_t **out);
+/* Make *d, in storage the caller provides for the life of the process (a
+ * static object, so that inline code reaches its version at a fixed
+ * address), a domain.  Never destroyed. */
+RM_API void rm_fcp_domain_init_static(struct rm_fcp_domain *d);
 RM_API int rm_fcp_domain_destroy(rm_fcp_domain_t *d);
 /* Release the calling thread's record of d now (EBUSY while it holds). */
 RM_API int rm_fcp_domain_leave(rm_fcp_domain_t *d);

@@ -114,10 +114,12 @@ extern "C" {
 
 /* ---- read side ---------------------------------------------------------- */
 
-/* The calling thread's RCU state.  `rec` is NULL while the thread is not
- * registered or is offline (the read lock's slow path handles both). */
+/* The calling thread's RCU state.  `rec` is the thread's record, or,
+ * while the thread is not registered or is offline, &rm_rcu_unregistered
+ * (never NULL: the read lock's version test sends the thread to its slow
+ * path, since that record's `seen` never equals a version). */
 struct rm_rcu_thread {
-  struct rm_fcp_reader *rec; /* record in the RCU domain, or NULL */
+  struct rm_fcp_reader *rec; /* record in the RCU domain */
   uint32_t nest;             /* read-section depth */
   uint32_t state;            /* RM_RCU_* below (slow paths only) */
   struct rm_fcp_reader *offline_rec; /* the record while offline */
@@ -128,26 +130,29 @@ struct rm_rcu_thread {
 #define RM_RCU_IN_CALLBACK 0x4u /* a call_rcu worker running callbacks */
 
 extern RM_API __thread struct rm_rcu_thread rm_rcu_tls __attribute__((tls_model("initial-exec")));
+/* The RCU domain (one per process, as liburcu's default flavor). */
+extern RM_API struct rm_fcp_domain rm_rcu_dom;
+extern RM_API struct rm_fcp_reader rm_rcu_unregistered;
 /* What a record holds while its thread is inside a section: never NULL,
  * never a lock (the RCU domain holds nothing else). */
 extern RM_API const uint64_t rm_rcu_in_flight;
 
-RM_API struct rm_fcp_reader *rm_rcu_read_lock_slowpath(void);
+RM_API struct rm_fcp_reader *rm_rcu_read_lock_slowpath(uint64_t v);
 RM_API void rm_rcu_unlock_misuse(void);
 
 RM_INLINE void rm_rcu_read_lock(void) {
   struct rm_rcu_thread *t = &rm_rcu_tls;
   if (RM_LIKELY(t->nest++ == 0)) {
     struct rm_fcp_reader *r = t->rec;
-    if (RM_UNLIKELY(r == NULL)) r = rm_rcu_read_lock_slowpath();
-    /* Report at entry too (outside any section still): a section that
-     * begins after a synchronize bumped the version is one that grace
-     * period need not wait for, since the acquire load of the version
-     * orders the updater's stores before this section's loads.  The store
-     * is skipped while the version has not moved (one load, a line that
-     * only grace periods write). */
-    uint64_t v = rm_atomic_load_acquire(&r->domain->version);
-    if (RM_UNLIKELY(rm_atomic_load_relaxed(&r->seen) != v)) rm_atomic_store_release(&r->seen, v);
+    /* Report at entry (outside any section still): a section that begins
+     * after a synchronize bumped the version is one that grace period need
+     * not wait for, since this acquire load of the version orders the
+     * updater's stores before the section's loads.  The store is skipped
+     * while the version has not moved (one load of a line only grace
+     * periods write); an unregistered or offline thread always takes the
+     * slow path here. */
+    uint64_t v = rm_atomic_load_acquire(&rm_rcu_dom.version);
+    if (RM_UNLIKELY(rm_atomic_load_relaxed(&r->seen) != v)) r = rm_rcu_read_lock_slowpath(v);
     /* Store "in flight" (R1); then, in fence mode, a full fence before the
      * section's loads.  In membarrier mode R1 may sit in the store buffer
      * while the section loads a pointer: a synchronize that finds R1
@@ -170,7 +175,7 @@ RM_INLINE void rm_rcu_read_unlock(void) {
      * synchronize that reads it; then the report (acquire load of the
      * version, a release store of `seen` when it moved), which also wakes a
      * synchronize parked on this record.  rm_fcp_leave. */
-    rm_fcp_leave(r->domain, r);
+    rm_fcp_leave(&rm_rcu_dom, r);
   }
 }
 

@@ -408,15 +408,28 @@ static void *fork_reader(void *p) {
   }
   return NULL;
 }
+static void *fork_holder(void *p) {
+  int *stage = (int *)p;
+  rm_rcu_read_lock();
+  __atomic_store_n(stage, 1, __ATOMIC_RELEASE);
+  while (__atomic_load_n(stage, __ATOMIC_ACQUIRE) != 2) sleep_ms(1);
+  rm_rcu_read_unlock();
+  return NULL;
+}
+/* The child synchronizes and runs callbacks although another thread of
+ * the parent was inside a section at fork() (that section, of a thread
+ * the child does not have, ends there), and a reader was busy. */
 static void test_fork(void) {
   if (TEST_UNDER_TSAN) return; /* the child starts a worker thread */
-  int stop = 0;
-  pthread_t t;
+  int stop = 0, stage = 0;
+  pthread_t t, th;
   CHECK_EQ(pthread_create(&t, NULL, fork_reader, &stop), 0);
   static struct rm_rcu_head h[10];
   for (int i = 0; i < 5; i++) rm_rcu_call(&h[i], fork_cb); /* the worker exists */
   CHECK_ERR(rm_rcu_barrier(), 0);
   fork_cb_ran = 0;
+  CHECK_EQ(pthread_create(&th, NULL, fork_holder, &stage), 0);
+  while (__atomic_load_n(&stage, __ATOMIC_ACQUIRE) != 1) sleep_ms(1);
   rm_rcu_read_lock(); /* the parent forks inside a section, as programs may */
   fflush(NULL);
   pid_t pid = fork();
@@ -435,7 +448,9 @@ static void test_fork(void) {
   CHECK(WIFEXITED(st));
   CHECK_EQ(WEXITSTATUS(st), 0);
   __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+  __atomic_store_n(&stage, 2, __ATOMIC_RELEASE);
   pthread_join(t, NULL);
+  pthread_join(th, NULL);
 }
 
 /* ---- misuse ----------------------------------------------------------------------- */
