@@ -59,3 +59,33 @@ foreach(spec ${RM_BENCH_SMOKE})
             -P ${CMAKE_CURRENT_SOURCE_DIR}/smoke.cmake)
   set_tests_properties(bench.${exp} PROPERTIES LABELS bench-smoke TIMEOUT 300)
 endforeach()
+
+# Bad flags are refused with exit status 2 and a message naming the value
+# and what is valid (bench/reject.cmake): malformed lists, out-of-range
+# numbers, parameters the experiment does not declare, bad parameter values.
+# NAME|EXPECT (regex on stderr)|ARGS...
+set(RM_BENCH_REJECT
+  "threads_empty|--threads '1,,2' .an empty element.*1..1024|readers|--threads|1,,2"
+  "threads_trailing|--threads '1,2,' .an empty element|readers|--threads|1,2,"
+  "threads_zero|--threads '0' .0 is out of range.*1..1024|readers|--threads|0"
+  "reps_word|--reps 'x' .'x' is not an integer.*1..1000|readers|--reps|x"
+  "duration_word|--duration '1x'|readers|--duration|1x"
+  "param_unknown|unknown parameter 'bogus' for writer_freq. its parameters: delay_us=.*ceiling=|writer_freq|--param|bogus=1"
+  "param_none|unknown parameter 'x': readers takes no --param|readers|--param|x=1"
+  "param_list_empty|bad delay_us=1,,10 .an empty element.*0..10000000|writer_freq|--param|delay_us=1,,10"
+  "param_choice|bad op=foo: want one of read.write.bias_off.both|latency|--param|op=foo"
+  "param_prob|bad P=1/2,2 .'2'.*probabilities|rwbench|--param|P=1/2,2"
+  "param_twice|--param readers given twice|cs_efficiency|--param|readers=1|--param|readers=2"
+  "impl_unknown|unknown implementation 'nope' for readers. valid: ba,bravo-ba|readers|--impl|nope"
+  "impl_empty|bad --impl 'ba,,futex' .an empty element.*names among ba,|readers|--impl|ba,,futex"
+  "impl_no_write|urcu-memb has no write lock. test_rwlock needs one .valid: ba,|test_rwlock|--impl|urcu-memb")
+foreach(spec ${RM_BENCH_REJECT})
+  string(REPLACE "|" ";" args "${spec}")
+  list(GET args 0 name)
+  list(GET args 1 expect)
+  list(REMOVE_AT args 0 1)
+  add_test(NAME bench.reject.${name}
+    COMMAND ${CMAKE_COMMAND} -DBENCH=$<TARGET_FILE:readmostly-bench> "-DARGS=${args}"
+            "-DEXPECT=${expect}" -P ${CMAKE_CURRENT_SOURCE_DIR}/reject.cmake)
+  set_tests_properties(bench.reject.${name} PROPERTIES LABELS bench-smoke TIMEOUT 60)
+endforeach()

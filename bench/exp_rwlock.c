@@ -386,7 +386,6 @@ static void exp_interference(const struct bench_exp *e) {
     int n = O.threads[ti];
     for (int li = 0; li < nnl; li++) {
       uint64_t nl = nls[li];
-      if (nl == 0) continue;
       char par[64];
       snprintf(par, sizeof par, "locks=%llu", (unsigned long long)nl);
       for (int rep = 1; rep <= O.reps; rep++) {

@@ -73,21 +73,55 @@ const char *bench_param(const char *key) {
   return p->def;
 }
 
-int bench_param_uints(const char *key, uint64_t *out, int max) {
-  char buf[512];
-  snprintf(buf, sizeof buf, "%s", bench_param(key));
-  int n = 0;
-  char *save = NULL;
-  for (char *t = strtok_r(buf, ",", &save); t && n < max; t = strtok_r(NULL, ",", &save)) {
-    char *end;
-    unsigned long long v = strtoull(t, &end, 10);
-    if (*end) bench_usage_error("bad %s=%s", key, t);
-    out[n++] = v;
+/* A comma-separated list of integers in [min, max]: NULL when s is one,
+ * else what is wrong with it (in why[]).  Empty elements ("1,,2", "1,"),
+ * signs, spaces and trailing characters are errors. */
+static const char *parse_uints(const char *s, uint64_t min, uint64_t max, uint64_t *out, int maxn,
+                               int *n, char *why, size_t whylen) {
+  *n = 0;
+  const char *p = s;
+  for (;;) {
+    const char *q = p;
+    while (*q >= '0' && *q <= '9') q++;
+    size_t len = strcspn(p, ",");
+    if (len == 0) {
+      snprintf(why, whylen, "an empty element");
+      return why;
+    }
+    if ((size_t)(q - p) != len || len > 19) {
+      snprintf(why, whylen, "'%.*s' is not an integer", (int)len, p);
+      return why;
+    }
+    uint64_t v = strtoull(p, NULL, 10);
+    if (v < min || v > max) {
+      snprintf(why, whylen, "%llu is out of range", (unsigned long long)v);
+      return why;
+    }
+    if (*n == maxn) {
+      if (maxn == 1) snprintf(why, whylen, "a list where one value is wanted");
+      else snprintf(why, whylen, "more than %d values", maxn);
+      return why;
+    }
+    out[(*n)++] = v;
+    if (p[len] == 0) return NULL;
+    p += len + 1;
   }
+}
+
+int bench_param_uints(const char *key, uint64_t *out, int max) {
+  const struct bench_param *d = param_decl(O.e, key);
+  char why[128];
+  int n;
+  if (!d || parse_uints(bench_param(key), d->min, d->max, out, max, &n, why, sizeof why))
+    bench_fatal("parameter %s of %s was not checked", key, O.exp);
   return n;
 }
 
-uint64_t bench_param_uint(const char *key) { return strtoull(bench_param(key), NULL, 10); }
+uint64_t bench_param_uint(const char *key) {
+  uint64_t v;
+  bench_param_uints(key, &v, 1);
+  return v;
+}
 
 bool bench_parse_prob(const char *s, double *p) {
   char *end;
@@ -101,6 +135,75 @@ bool bench_parse_prob(const char *s, double *p) {
   if (*end) return false;
   *p = a / b;
   return *p >= 0 && *p <= 1;
+}
+
+/* The declared parameters of e with their defaults, for messages. */
+static void param_names(const struct bench_exp *e, char *buf, size_t len) {
+  size_t off = 0;
+  buf[0] = 0;
+  for (const struct bench_param *p = e->params; p && p->key && off < len; p++)
+    off += (size_t)snprintf(buf + off, len - off, "%s%s=%s (%s)", off ? ", " : "", p->key, p->def,
+                            p->help);
+}
+
+/* Check one --param against the experiment's declarations; exit 2 naming
+ * the key or value and what is valid. */
+static void param_check(const char *key, const char *val) {
+  const struct bench_exp *e = O.e;
+  const struct bench_param *d = param_decl(e, key);
+  if (!d) {
+    char names[256];
+    param_names(e, names, sizeof names);
+    if (!names[0]) bench_usage_error("unknown parameter '%s': %s takes no --param", key, O.exp);
+    bench_usage_error("unknown parameter '%s' for %s; its parameters: %s", key, O.exp, names);
+  }
+  for (int i = 0; i < O.nparam; i++)
+    if (strcmp(O.pkey[i], key) == 0) bench_usage_error("--param %s given twice", key);
+  char why[128];
+  uint64_t tmp[MAXLIST];
+  int n;
+  switch (d->kind) {
+  case BENCH_P_UINTS:
+  case BENCH_P_UINT:
+    if (parse_uints(val, d->min, d->max, tmp, d->kind == BENCH_P_UINT ? 1 : MAXLIST, &n, why,
+                    sizeof why))
+      bench_usage_error("bad %s=%s (%s): want %s in %llu..%llu (%s; default %s)", key, val, why,
+                        d->kind == BENCH_P_UINT ? "one integer" : "comma-separated integers",
+                        (unsigned long long)d->min, (unsigned long long)d->max, d->help, d->def);
+    break;
+  case BENCH_P_PROBS: {
+    char buf[512];
+    if (snprintf(buf, sizeof buf, "%s", val) >= (int)sizeof buf)
+      bench_usage_error("bad %s=%s: too long", key, val);
+    const char *p = buf;
+    for (n = 0;; n++) {
+      size_t len = strcspn(p, ",");
+      char one[64];
+      double pr;
+      snprintf(one, sizeof one, "%.*s", (int)(len < 63 ? len : 63), p);
+      if (len == 0 || len > 62 || !bench_parse_prob(one, &pr) || n == MAXLIST)
+        bench_usage_error("bad %s=%s ('%s'): want comma-separated probabilities in [0, 1] such as "
+                          "1/2 or 0.001, at most %d (%s; default %s)",
+                          key, val, one, MAXLIST, d->help, d->def);
+      if (!p[len]) break;
+      p += len + 1;
+    }
+    break;
+  }
+  case BENCH_P_CHOICE: {
+    size_t vl = strlen(val);
+    bool ok = false;
+    for (const char *c = d->choices; *c && !ok;) {
+      size_t len = strcspn(c, "|");
+      ok = len == vl && strncmp(c, val, len) == 0;
+      c += len + (c[len] == '|');
+    }
+    if (!ok)
+      bench_usage_error("bad %s=%s: want one of %s (%s; default %s)", key, val, d->choices, d->help,
+                        d->def);
+    break;
+  }
+  }
 }
 
 /* ---- output ---------------------------------------------------------------- */
@@ -287,8 +390,12 @@ static void usage(FILE *f) {
           "                        [--csv FILE] [--iterations N] [--pin 0|1]\n"
           "       readmostly-bench list\n\nexperiments:\n");
   for (size_t fa = 0; fa < NFAMILIES; fa++)
-    for (size_t i = 0; i < families[fa]->n; i++)
-      fprintf(f, "  %-13s %s\n", families[fa]->exps[i].name, families[fa]->exps[i].what);
+    for (size_t i = 0; i < families[fa]->n; i++) {
+      const struct bench_exp *e = &families[fa]->exps[i];
+      fprintf(f, "  %-13s %s\n", e->name, e->what);
+      for (const struct bench_param *p = e->params; p && p->key; p++)
+        fprintf(f, "  %-13s   --param %s=%s  %s\n", "", p->key, p->def, p->help);
+    }
   fprintf(f, "implementations:");
   /* Each name once, even when two sets carry it. */
   const struct bench_impl_set *sets[16];
@@ -312,53 +419,70 @@ static bool sel_has(const char *name) {
   return false;
 }
 
-static void choose_impls(char *implarg) {
-  const struct bench_exp *e = O.e;
-  if (implarg) {
-    char *save = NULL;
-    for (char *t = strtok_r(implarg, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-      const struct bench_impl_set *set = NULL;
-      size_t idx = 0;
-      for (const struct bench_impl_set *const *s = e->sets; *s && !set; s++)
-        for (size_t i = 0; i < (*s)->n; i++)
-          if (strcmp((*s)->v[i].name, t) == 0) {
-            set = *s;
-            idx = i;
-            break;
-          }
-      if (!set) {
-        fprintf(stderr, "readmostly-bench: unknown implementation '%s'%s\n", t,
-                strncmp(t, "ck-", 3) == 0 ? " (built without libck-dev)"
-                : strncmp(t, "urcu", 4) == 0 ? " (built without liburcu-dev)" : "");
-        exit(2);
-      }
-      if (set->v[idx].flags & e->exclude) {
-        fprintf(stderr, "readmostly-bench: %s %s; %s needs one\n", t, e->exclude_why, O.exp);
-        exit(2);
-      }
-      if (O.nimpl == MAXLIST) break;
-      O.impl[O.nimpl++] = (struct bench_sel){set, idx, set->v[idx].name};
+/* The implementations e accepts, for messages. */
+static void impl_names(const struct bench_exp *e, char *buf, size_t len) {
+  size_t off = 0;
+  buf[0] = 0;
+  for (const struct bench_impl_set *const *s = e->sets; *s; s++)
+    for (size_t i = 0; i < (*s)->n && off < len; i++) {
+      const struct bench_impl *im = &(*s)->v[i];
+      if (im->flags & (BENCH_IMPL_HIDDEN | e->exclude)) continue;
+      off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? "," : "", im->name);
     }
-  } else {
+}
+
+static void choose_impls(const char *implarg) {
+  const struct bench_exp *e = O.e;
+  if (!implarg) {
     for (const struct bench_impl_set *const *s = e->sets; *s; s++)
       for (size_t i = 0; i < (*s)->n && O.nimpl < MAXLIST; i++) {
         const struct bench_impl *im = &(*s)->v[i];
         if ((im->flags & (BENCH_IMPL_HIDDEN | e->exclude)) || sel_has(im->name)) continue;
         O.impl[O.nimpl++] = (struct bench_sel){*s, i, im->name};
       }
+    return;
+  }
+  char valid[2048];
+  impl_names(e, valid, sizeof valid);
+  for (const char *p = implarg;;) {
+    size_t len = strcspn(p, ",");
+    char t[64];
+    snprintf(t, sizeof t, "%.*s", (int)(len < 63 ? len : 63), p);
+    if (len == 0)
+      bench_usage_error("bad --impl '%s' (an empty element): want comma-separated names among %s",
+                        implarg, valid);
+    const struct bench_impl_set *set = NULL;
+    size_t idx = 0;
+    for (const struct bench_impl_set *const *s = e->sets; *s && !set; s++)
+      for (size_t i = 0; i < (*s)->n; i++)
+        if (strlen((*s)->v[i].name) == len && strncmp((*s)->v[i].name, p, len) == 0) {
+          set = *s;
+          idx = i;
+          break;
+        }
+    if (!set)
+      bench_usage_error("unknown implementation '%s' for %s%s; valid: %s", t, O.exp,
+                        strncmp(t, "ck-", 3) == 0    ? " (built without libck-dev?)"
+                        : strncmp(t, "urcu", 4) == 0 ? " (built without liburcu-dev?)"
+                                                     : "",
+                        valid);
+    if (set->v[idx].flags & e->exclude)
+      bench_usage_error("%s %s; %s needs one (valid: %s)", t, e->exclude_why, O.exp, valid);
+    if (O.nimpl == MAXLIST) bench_usage_error("more than %d implementations", MAXLIST);
+    if (!sel_has(set->v[idx].name)) O.impl[O.nimpl++] = (struct bench_sel){set, idx, set->v[idx].name};
+    if (!p[len]) break;
+    p += len + 1;
   }
 }
 
-static int parse_ints(char *s, int *out) {
-  int n = 0;
-  char *save = NULL;
-  for (char *t = strtok_r(s, ",", &save); t && n < MAXLIST; t = strtok_r(NULL, ",", &save)) {
-    char *end;
-    long v = strtol(t, &end, 10);
-    if (*end || v < 1 || v > 1024) return -1;
-    out[n++] = (int)v;
-  }
-  return n;
+/* --threads, --reps, --iterations: exit 2 naming the value and the range. */
+static void opt_uints(const char *opt, const char *v, uint64_t min, uint64_t max, uint64_t *out,
+                      int maxn, int *n) {
+  char why[128];
+  if (parse_uints(v, min, max, out, maxn, n, why, sizeof why))
+    bench_usage_error("bad %s '%s' (%s): want %s in %llu..%llu", opt, v, why,
+                      maxn > 1 ? "comma-separated integers" : "one integer",
+                      (unsigned long long)min, (unsigned long long)max);
 }
 
 int main(int argc, char **argv) {
@@ -396,44 +520,34 @@ int main(int argc, char **argv) {
     i++;
     if (strcmp(a, "--impl") == 0) implarg = argv[i];
     else if (strcmp(a, "--threads") == 0) {
-      O.nthreads = parse_ints(argv[i], O.threads);
-      if (O.nthreads <= 0) {
-        fprintf(stderr, "readmostly-bench: bad --threads (1..1024, comma-separated)\n");
-        return 2;
-      }
+      uint64_t t[MAXLIST];
+      opt_uints("--threads", v, 1, 1024, t, MAXLIST, &O.nthreads);
+      for (int k = 0; k < O.nthreads; k++) O.threads[k] = (int)t[k];
     } else if (strcmp(a, "--duration") == 0) {
-      O.duration = strtod(v, NULL);
-      if (!(O.duration > 0 && O.duration < 3600)) {
-        fprintf(stderr, "readmostly-bench: bad --duration\n");
-        return 2;
-      }
+      char *end;
+      O.duration = strtod(v, &end);
+      if (end == v || *end || !(O.duration > 0 && O.duration < 3600))
+        bench_usage_error("bad --duration '%s': want seconds, more than 0 and less than 3600 "
+                          "(e.g. 0.5)", v);
     } else if (strcmp(a, "--reps") == 0) {
-      O.reps = atoi(v);
-      if (O.reps < 1 || O.reps > 1000) {
-        fprintf(stderr, "readmostly-bench: bad --reps\n");
-        return 2;
-      }
+      uint64_t r;
+      int n;
+      opt_uints("--reps", v, 1, 1000, &r, 1, &n);
+      O.reps = (int)r;
     } else if (strcmp(a, "--iterations") == 0) {
-      O.iterations = strtoull(v, NULL, 10);
-      if (O.iterations == 0) {
-        fprintf(stderr, "readmostly-bench: bad --iterations\n");
-        return 2;
-      }
+      int n;
+      opt_uints("--iterations", v, 1, UINT64_C(1) << 40, &O.iterations, 1, &n);
     } else if (strcmp(a, "--param") == 0) {
       char *eq = strchr(argv[i], '=');
-      if (!eq || O.nparam == 16) {
-        fprintf(stderr, "readmostly-bench: --param wants key=value\n");
-        return 2;
-      }
+      if (!eq || eq == argv[i]) bench_usage_error("bad --param '%s': want key=value", argv[i]);
+      if (O.nparam == 16) bench_usage_error("more than 16 --param");
       *eq = 0;
+      param_check(argv[i], eq + 1);
       O.pkey[O.nparam] = argv[i];
       O.pval[O.nparam++] = eq + 1;
     } else if (strcmp(a, "--csv") == 0) csvpath = v;
     else if (strcmp(a, "--pin") == 0) {
-      if (strcmp(v, "1") && strcmp(v, "0")) {
-        fprintf(stderr, "readmostly-bench: --pin 0|1\n");
-        return 2;
-      }
+      if (strcmp(v, "1") && strcmp(v, "0")) bench_usage_error("bad --pin '%s': want 0 or 1", v);
       O.pin = v[0] == '1';
     } else {
       fprintf(stderr, "readmostly-bench: unknown option %s\n", a);
