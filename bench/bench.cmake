@@ -48,7 +48,7 @@ set(RM_BENCH_SMOKE
   "writer_freq|--impl|prwlock,pthread|--threads|1,3|--param|delay_us=10"
   "sleepers|--impl|prwlock,pthread|--threads|3|--param|sleepy=0,1"
   "wakeup|--param|readers=1,3"
-  "rcu_hash|--threads|1,3|--param|mode=fixed,resizing|--param|items=4096|--param|buckets=512")
+  "rcu_hash|--threads|1,3|--param|mode=both|--param|items=4096|--param|buckets=512")
 foreach(spec ${RM_BENCH_SMOKE})
   string(REPLACE "|" ";" args "${spec}")
   list(GET args 0 exp)
