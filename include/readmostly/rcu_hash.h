@@ -122,6 +122,10 @@
  *   Those functions are static inline, so a program that uses only another
  *   flavor's instantiation does not link against the library's RCU.
  *
+ *   Debug-yield builds (-DREADMOSTLY_DEBUG_YIELD in the including code)
+ *   yield at random between a reader's steps and after each zip or unzip
+ *   store, to widen the windows the torture test aims at.
+ *
  *   Never call insert, remove, resize or destroy inside a read-side section:
  *   synchronize inside a section deadlocks (not detected here; the flavor
  *   may detect it).
@@ -260,7 +264,10 @@ static inline struct rm_rcu_hash_node *rm_rcu_hash__lookup(struct rm_rcu_hash *h
   struct rm_rcu_hash_table *t = rm_atomic_load_acquire(&h->table);
   /* (A, C, D) acquire: pairs with the release store that linked the node. */
   struct rm_rcu_hash_node *n = rm_atomic_load_acquire(&t->heads[rm_rcu_hash_mix(key) & t->mask]);
-  while (n && n->key != key) n = rm_atomic_load_acquire(&n->next);
+  while (n && n->key != key) {
+    RM_DEBUG_YIELD(); /* debug-yield builds: stand on n while writers act */
+    n = rm_atomic_load_acquire(&n->next);
+  }
   return n;
 }
 
@@ -324,6 +331,7 @@ static inline struct rm_rcu_hash_table *rm_rcu_hash__shrink_publish(struct rm_rc
        * j + m's nodes (harmless: keys are compared).  Nothing is taken out
        * of any chain. */
       rm_atomic_store_release(&tail->next, b);
+      RM_DEBUG_YIELD();
       to->heads[j] = a;
     } else {
       to->heads[j] = b;
@@ -392,6 +400,7 @@ static inline bool rm_rcu_hash__unzip_pass(struct rm_rcu_hash_node **cursors, si
      * an earlier pass cut out of the other bucket's chain, a grace period
      * ago (F). */
     rm_atomic_store_release(&p->next, r);
+    RM_DEBUG_YIELD();
     changed = true;
     /* Next step of this chain: the run just cut out, once a grace period
      * has removed every reader of `mine` from it.  With no r, the rest
