@@ -5,8 +5,8 @@
  * SYNOPSIS
  *   #include <readmostly/rcu_hash.h>
  *
- *   // Stamp the table's functions out over an RCU flavor: four names that
- *   // are called with no arguments (functions or function-like macros).
+ *   // Stamp the table's functions out over an RCU flavor: a prefix and three
+ *   // names called with no arguments (functions or function-like macros).
  *   RM_RCU_HASH_DEFINE(my_hash, my_read_lock, my_read_unlock, my_synchronize)
  *
  *   struct item { struct rm_rcu_hash_node node; int payload; };  // intrusive
@@ -18,6 +18,8 @@
  *                       rm_rcu_hash_free_fn *free_fn, void *arg);   // synchronize, then free
  *   int  my_hash_remove_deferred(struct rm_rcu_hash *h, uint64_t key,
  *                       rm_rcu_hash_free_fn *retire_fn, void *arg); // e.g. call_rcu
+ *   int  my_hash_replace(struct rm_rcu_hash *h, uint64_t key, struct rm_rcu_hash_node *n,
+ *                        rm_rcu_hash_free_fn *free_fn, void *arg);  // swap, synchronize, free old
  *   int  my_hash_resize(struct rm_rcu_hash *h, size_t buckets);     // grow or shrink
  *   // readers, inside a read-side section of the flavor:
  *   struct rm_rcu_hash_node *my_hash_lookup(struct rm_rcu_hash *h, uint64_t key);
@@ -53,8 +55,9 @@
  *   value, a struct rcu_head for call_rcu), and removal hands the object back
  *   to code that knows how to free it.  The key is written by insert; the
  *   rest of the object must be written before insert and is read-only while
- *   the node is in the table (update a value by inserting a new node and
- *   removing the old one, or with your own atomics).
+ *   the node is in the table: to change a value, build a new object and
+ *   replace() the old one (readers find the old or the new one, never
+ *   neither), or use your own atomics inside the object.
  *
  *   Hash: the bucket of key k is mix(k) & (buckets - 1), where mix() is a
  *   fixed 64-bit finalizer (two xor-shift-multiply rounds, the constants of
@@ -96,6 +99,12 @@
  *   steps one halving or doubling at a time, with all arrays allocated up
  *   front (so ENOMEM changes nothing).
  *
+ *   Replace: replace() links a new node in the old one's place with one
+ *   release store (the new node's next is the old one's successor, and the
+ *   old node keeps its next, so a reader standing on it walks on), drops
+ *   the mutex, synchronizes, and calls free_fn(old, arg).  The key is never
+ *   absent from the table meanwhile.
+ *
  *   Removal: remove() unlinks the node under the mutex (its predecessor's
  *   next, or the bucket head, is set to the node's successor with a
  *   release store), drops the mutex, synchronizes, then calls
@@ -131,7 +140,7 @@
  *   may detect it).
  *
  * RETURN VALUES
- *   init, insert, remove, remove_deferred, resize: 0 on success, else an
+ *   init, insert, remove, remove_deferred, replace, resize: 0 on success, else an
  *   error number (errno is not set).  lookup: the node with the key, or
  *   NULL; valid until the caller's read-side section ends.  contains: true
  *   when the key is in the table at some moment during the call.  count:
@@ -146,13 +155,15 @@
  *           RM_RCU_HASH_MAX_BUCKETS; a NULL node.
  *   EEXIST  insert: a node with that key is already in the table (the new
  *           node is not linked; it is still the caller's).
- *   ENOENT  remove, remove_deferred: no node with that key.
+ *   ENOENT  remove, remove_deferred, replace: no node with that key (replace:
+ *           the new node is not linked).
+ *   EINVAL  also: remove_deferred without retire_fn.
  *   Other errors of pthread_mutex_init from init.
  *
  * MEMORY ORDERING (the letters are used at each site below)
- *   (A) Publication of a node: insert writes the node's key and next with
- *       plain stores, then links it with a release store into the bucket
- *       head.  A reader's acquire load that returns the node's address
+ *   (A) Publication of a node: insert (and replace) writes the node's key
+ *       and next with plain stores, then links it with a release store into
+ *       the bucket head (replace: into the old node's link).  A reader's acquire load that returns the node's address
  *       therefore sees its key, its next and everything the caller wrote
  *       before insert.
  *   (B) Publication of a table: resize fills the new array with plain and
@@ -179,8 +190,8 @@
  *   (F) Grace periods (the flavor's synchronize) separate: the release of
  *       a new table from the free of the old one (no reader still uses the
  *       old array); one unzip pass from the next (no reader is still inside
- *       a run that the earlier pass cut out of its bucket); an unlink from
- *       free_fn.  The flavor's synchronize provides the ordering: every
+ *       a run that the earlier pass cut out of its bucket); an unlink or a
+ *       replace from free_fn.  The flavor's synchronize provides the ordering: every
  *       section that began before it has ended, and that section's loads
  *       happen before synchronize returns.
  */
@@ -310,6 +321,23 @@ static inline struct rm_rcu_hash_node *rm_rcu_hash__unlink_locked(struct rm_rcu_
   rm_atomic_store_release(link, rm_atomic_load_relaxed(&n->next));
   rm_atomic_store_relaxed(&h->count, h->count - 1);
   return n;
+}
+
+/* Writer side: put `node` in the place of the node with `key`; returns the
+ * old node (now unlinked), or NULL when there is none.  Mutex held. */
+static inline struct rm_rcu_hash_node *rm_rcu_hash__replace_locked(struct rm_rcu_hash *h,
+                                                                   uint64_t key,
+                                                                   struct rm_rcu_hash_node *node) {
+  struct rm_rcu_hash_node **link = rm_rcu_hash__find_link(h, key);
+  if (!link) return NULL;
+  struct rm_rcu_hash_node *old = rm_atomic_load_relaxed(link);
+  node->key = key;
+  node->next = rm_atomic_load_relaxed(&old->next);
+  /* (A) release: the new node's key and next before its address.  A reader
+   * that loaded the old address keeps walking from old->next, unchanged;
+   * one that loads the new address finds the same successor. */
+  rm_atomic_store_release(link, node);
+  return old;
 }
 
 /* Shrink step, part 1 (mutex held): build `to` (half the buckets of the
@@ -515,6 +543,19 @@ static inline int rm_rcu_hash__plan(struct rm_rcu_hash *h, size_t buckets,
     pthread_mutex_unlock(&h->lock);                                                          \
     if (!n) return ENOENT;                                                                   \
     retire_fn(n, arg); /* it owes n a grace period before reuse */                           \
+    return 0;                                                                                \
+  }                                                                                          \
+                                                                                             \
+  RM_RCU_HASH_FN int prefix##_replace(struct rm_rcu_hash *h, uint64_t key,                    \
+                                      struct rm_rcu_hash_node *node,                         \
+                                      rm_rcu_hash_free_fn *free_fn, void *arg) {             \
+    if (!node) return EINVAL;                                                                \
+    pthread_mutex_lock(&h->lock);                                                            \
+    struct rm_rcu_hash_node *old = rm_rcu_hash__replace_locked(h, key, node);                \
+    pthread_mutex_unlock(&h->lock);                                                          \
+    if (!old) return ENOENT;                                                                 \
+    synchronize(); /* (F) every reader that may still hold old has left */                   \
+    if (free_fn) free_fn(old, arg);                                                          \
     return 0;                                                                                \
   }                                                                                          \
                                                                                              \

@@ -20,7 +20,9 @@
  *
  * The torture's oracle:
  *  - readers look up "fixed" keys, inserted before the threads start and
- *    never removed, while a resizer thread grows and shrinks the table
+ *    never removed (writers replace their nodes now and then: the old node
+ *    is poisoned after the grace period and a reader must never see the
+ *    poison or miss the key), while a resizer thread grows and shrinks the table
  *    between 2^M and 2^L buckets (several steps at a time too): any miss is
  *    a failure (a zip or unzip step that took a node out of its own
  *    bucket's chain while a reader walked it);
@@ -113,6 +115,8 @@ struct flavor {
   int (*insert)(struct rm_rcu_hash *, uint64_t, struct rm_rcu_hash_node *);
   int (*remove)(struct rm_rcu_hash *, uint64_t, rm_rcu_hash_free_fn *, void *);
   int (*remove_deferred)(struct rm_rcu_hash *, uint64_t, rm_rcu_hash_free_fn *, void *);
+  int (*replace)(struct rm_rcu_hash *, uint64_t, struct rm_rcu_hash_node *, rm_rcu_hash_free_fn *,
+                 void *);
   int (*resize)(struct rm_rcu_hash *, size_t);
   size_t (*count)(struct rm_rcu_hash *);
   size_t (*buckets)(struct rm_rcu_hash *);
@@ -123,7 +127,7 @@ struct flavor {
 };
 #define FLAVOR(NAME, P, RL, RU, SY, REG, UNREG, QS, URCU)                                   \
   {NAME, P##_init, P##_destroy, P##_lookup, P##_contains, P##_insert, P##_remove,            \
-   P##_remove_deferred, P##_resize, P##_count, P##_buckets, RL, RU, SY, REG, UNREG, QS, URCU}
+   P##_remove_deferred, P##_replace, P##_resize, P##_count, P##_buckets, RL, RU, SY, REG, UNREG, QS, URCU}
 
 static const struct flavor flavors[] = {
     FLAVOR("rwl", th_rwl, rwl_read_lock, rwl_read_unlock, rwl_synchronize, nothing, nothing,
@@ -264,6 +268,29 @@ static void contract(const struct flavor *f) {
   free(b);
   CHECK_EQ(f->count(&h), 0);
 
+  /* replace: the new node takes the old one's place (one bucket, so the
+   * replaced node has successors), free_fn gets the old one */
+  CHECK_ERR(f->resize(&h, 1), 0);
+  struct item *r1 = item_new(9), *r2 = item_new(9), *r3 = item_new(9), *r4 = item_new(9);
+  CHECK_ERR(f->replace(&h, 9, &r2->node, item_free, NULL), ENOENT);
+  CHECK_ERR(f->insert(&h, 11, &r3->node), 0);
+  CHECK_ERR(f->insert(&h, 10, &r4->node), 0);
+  CHECK_ERR(f->insert(&h, 9, &r1->node), 0); /* chain: 9, 10, 11 */
+  CHECK_ERR(f->replace(&h, 9, NULL, item_free, NULL), EINVAL);
+  freed0 = freed_count;
+  CHECK_ERR(f->replace(&h, 9, &r2->node, item_free, NULL), 0); /* r1 freed */
+  CHECK_EQ(freed_count, freed0 + 1);
+  CHECK_EQ(f->count(&h), 3);
+  f->read_lock();
+  CHECK(f->lookup(&h, 9) == &r2->node);
+  CHECK(f->lookup(&h, 10) == &r4->node);
+  CHECK(f->lookup(&h, 11) == &r3->node);
+  f->read_unlock();
+  check_clean(&h, 3);
+  for (uint64_t k = 9; k <= 11; k++) CHECK_ERR(f->remove(&h, k, item_free, NULL), 0);
+  CHECK_EQ(f->count(&h), 0);
+  CHECK_ERR(f->resize(&h, 4), 0);
+
   /* keys that collide in the low bits of the key itself still spread */
   const uint64_t nkeys = 1000;
   for (uint64_t k = 0; k < nkeys; k++) {
@@ -327,8 +354,15 @@ struct torture {
   unsigned readers, writers, min_log, max_log;
   uint64_t fixed, volat;
   int stop;
-  uint64_t lookups, hits, resizes, inserts, removes;
+  uint64_t lookups, hits, resizes, inserts, removes, replaces;
 };
+
+/* The torture runs on past --seconds until this many resizes have run (at
+ * most twice as long again). */
+#define MIN_RESIZES 300
+
+/* Writers replace the nodes of the first HOT fixed keys. */
+#define HOT 16
 
 /* Fixed keys are odd, volatile keys even, both spread over 64 bits. */
 static uint64_t fixed_key(uint64_t i) { return (i * 0x9E3779B97F4A7C15ull) | 1; }
@@ -348,12 +382,24 @@ static void *reader(void *arg) {
   f->reg();
   while (!__atomic_load_n(&t->stop, __ATOMIC_RELAXED)) {
     uint64_t r = rnd(&seed);
-    uint64_t fk = fixed_key(r % t->fixed), vk = volatile_key((r >> 32) % t->volat);
+    /* Half the fixed lookups go to the HOT keys whose nodes writers replace. */
+    uint64_t fi = (r >> 16) & 1 ? r % t->fixed : r % (t->fixed < HOT ? t->fixed : HOT);
+    uint64_t fk = fixed_key(fi), vk = volatile_key((r >> 32) % t->volat);
     f->read_lock();
     struct rm_rcu_hash_node *n = f->lookup(&t->h, fk);
     if (!n || n->key != fk) {
       fprintf(stderr, "FAIL: fixed key %llu missed (%s, table of %zu buckets)\n",
               (unsigned long long)fk, f->name, rm_atomic_load_acquire(&t->h.table)->mask + 1);
+      exit(1);
+    }
+    /* Hold it a while every 8th time (see below for the volatile keys). */
+    if ((r & 7) == 4)
+      for (int i = 0; i < 200; i++) rm_cpu_relax();
+    uint64_t fc = __atomic_load_n(&rm_rcu_hash_entry(n, struct item, node)->check,
+                                  __ATOMIC_RELAXED);
+    if (fc != (fk ^ CHECK_MAGIC)) {
+      fprintf(stderr, "FAIL: fixed key %llu with check %llx%s\n", (unsigned long long)fk,
+              (unsigned long long)fc, fc == POISON ? " (replaced and freed under a reader)" : "");
       exit(1);
     }
     n = f->lookup(&t->h, vk);
@@ -388,7 +434,7 @@ struct writer_arg {
   unsigned id;
   pthread_t th;
   unsigned char *present; /* per owned key */
-  uint64_t inserts, removes;
+  uint64_t inserts, removes, replaces;
 };
 
 /* remove_deferred's retire_fn: a local list freed after the writer's own
@@ -419,6 +465,13 @@ static void *writer(void *arg) {
   struct retired ret = {{0}, 0};
   while (!__atomic_load_n(&t->stop, __ATOMIC_RELAXED)) {
     uint64_t r = rnd(&seed);
+    if ((r >> 48) % 8 == 0) { /* a fixed key gets a new node: never absent */
+      uint64_t fk = fixed_key((r >> 8) % (t->fixed < HOT ? t->fixed : HOT));
+      struct item *it = item_new(fk);
+      CHECK_ERR(f->replace(&t->h, fk, &it->node, item_free, NULL), 0);
+      w->replaces++;
+      continue;
+    }
     uint64_t j = r % owned, key = volatile_key(w->id + j * t->writers);
     if (w->present[j]) {
       if ((r >> 40) % 16 == 0) {
@@ -471,8 +524,8 @@ static void *resizer(void *arg) {
     CHECK_EQ(f->buckets(&t->h), target);
     check_clean(&t->h, -1);
     resizes++;
+    __atomic_store_n(&t->resizes, resizes, __ATOMIC_RELAXED);
   }
-  __atomic_store_n(&t->resizes, resizes, __ATOMIC_RELAXED);
   return NULL;
 }
 
@@ -535,9 +588,20 @@ static int torture(int argc, char **argv) {
     CHECK_ERR(pthread_create(&wa[i].th, NULL, writer, &wa[i]), 0);
   }
   CHECK_ERR(pthread_create(&rz, NULL, resizer, &t), 0);
+  struct timespec start, end;
+  clock_gettime(CLOCK_MONOTONIC, &start);
   struct timespec ts = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
   nanosleep(&ts, NULL);
+  /* On a busy machine (or with slow grace periods) go on, up to twice as
+   * long again, until MIN_RESIZES resizes have run: the race windows are
+   * around them.  Never a failure, only more coverage. */
+  for (int i = 0; i < 40 && __atomic_load_n(&t.resizes, __ATOMIC_RELAXED) < MIN_RESIZES; i++) {
+    struct timespec step = {(time_t)(seconds / 20), (long)((seconds / 20 - (double)(time_t)(seconds / 20)) * 1e9)};
+    nanosleep(&step, NULL);
+  }
   __atomic_store_n(&t.stop, 1, __ATOMIC_RELAXED);
+  clock_gettime(CLOCK_MONOTONIC, &end);
+  double elapsed = (double)(end.tv_sec - start.tv_sec) + (double)(end.tv_nsec - start.tv_nsec) / 1e9;
   for (unsigned i = 0; i < t.readers; i++) pthread_join(rt[i], NULL);
   pthread_join(rz, NULL);
   uint64_t present = 0;
@@ -545,6 +609,7 @@ static int torture(int argc, char **argv) {
     pthread_join(wa[i].th, NULL);
     t.inserts += wa[i].inserts;
     t.removes += wa[i].removes;
+    t.replaces += wa[i].replaces;
   }
 
   /* Final state: exactly the fixed keys and the writers' present keys. */
@@ -565,10 +630,11 @@ static int torture(int argc, char **argv) {
   CHECK(t.resizes > 0);
   CHECK(t.readers == 0 || t.lookups > 0);
   printf("torture %s: %u readers, %u writers, %.1f s: %llu lookups (%llu volatile hits), "
-         "%llu resizes, %llu inserts, %llu removes, final %zu buckets\n",
-         f->name, t.readers, t.writers, seconds, (unsigned long long)t.lookups,
+         "%llu resizes, %llu inserts, %llu removes, %llu replaces, final %zu buckets\n",
+         f->name, t.readers, t.writers, elapsed, (unsigned long long)t.lookups,
          (unsigned long long)t.hits, (unsigned long long)t.resizes,
-         (unsigned long long)t.inserts, (unsigned long long)t.removes, t.h.table->mask + 1);
+         (unsigned long long)t.inserts, (unsigned long long)t.removes,
+         (unsigned long long)t.replaces, t.h.table->mask + 1);
   f->destroy(&t.h, item_free, NULL);
   for (unsigned i = 0; i < t.writers; i++) free(wa[i].present);
   free(wa);
