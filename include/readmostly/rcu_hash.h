@@ -66,10 +66,11 @@
  *   buckets is in bucket i or i + n of a table of 2n, which is what makes the
  *   zip and unzip below possible.  rm_rcu_hash_mix() is public.
  *
- *   Writers (insert, remove, resize, destroy's caller excepted) serialize on
+ *   Writers (insert, remove, remove_deferred, replace, resize) serialize on
  *   one mutex in the table.  A resize holds it from start to end, grace
  *   periods included: as in the paper's RCU version, only lookups run
- *   concurrently with a resize; inserts and removes wait for it.
+ *   concurrently with a resize; other writers wait for it.  destroy must
+ *   run alone: no reader, no writer.
  *
  *   Shrink (halve, n -> n/2 buckets; n/2 = m): for each new bucket j, link
  *   the tail of old chain j to the head of old chain j + m (one release
@@ -112,7 +113,9 @@
  *   to free or reuse).  remove_deferred() calls retire_fn(node, arg) right
  *   after the unlink instead, without a grace period: retire_fn must itself
  *   wait for one before the memory is reused (call_rcu, defer_rcu, or a
- *   list that the caller empties after its own synchronize).
+ *   list that the caller empties after its own synchronize).  A removed
+ *   node may be inserted again only after that grace period: a reader
+ *   still standing on it would follow its new next into another chain.
  *
  *   The flavor.  RM_RCU_HASH_DEFINE(prefix, read_lock, read_unlock,
  *   synchronize) defines static inline functions prefix_* over the three
@@ -121,7 +124,7 @@
  *   through one flavor's functions.  A flavor's threads must be registered
  *   as that flavor requires before they read.  QSBR flavors (urcu-qsbr):
  *   read_lock/read_unlock are empty and readers announce quiescent states
- *   themselves; a thread that calls insert, remove or resize must be
+ *   themselves; a thread that calls a writer function must be
  *   offline or unregistered while it does, because it may block on the
  *   mutex while the holder waits for a grace period, which an online thread
  *   blocked there would never let end.
@@ -135,13 +138,14 @@
  *   yield at random between a reader's steps and after each zip or unzip
  *   store, to widen the windows the torture test aims at.
  *
- *   Never call insert, remove, resize or destroy inside a read-side section:
+ *   Never call a writer function or destroy inside a read-side section:
  *   synchronize inside a section deadlocks (not detected here; the flavor
- *   may detect it).
+ *   may detect it: the library's RCU returns EDEADLK, which the table does
+ *   not see, and then frees too early).
  *
  * RETURN VALUES
- *   init, insert, remove, remove_deferred, replace, resize: 0 on success, else an
- *   error number (errno is not set).  lookup: the node with the key, or
+ *   init, insert, remove, remove_deferred, replace, resize: 0 on success,
+ *   else an error number (errno is not set).  lookup: the node with the key, or
  *   NULL; valid until the caller's read-side section ends.  contains: true
  *   when the key is in the table at some moment during the call.  count:
  *   the number of nodes; buckets: the number of buckets of the array
@@ -163,9 +167,9 @@
  * MEMORY ORDERING (the letters are used at each site below)
  *   (A) Publication of a node: insert (and replace) writes the node's key
  *       and next with plain stores, then links it with a release store into
- *       the bucket head (replace: into the old node's link).  A reader's acquire load that returns the node's address
- *       therefore sees its key, its next and everything the caller wrote
- *       before insert.
+ *       the bucket head (replace: into the old node's link).  A reader's
+ *       acquire load that returns the node's address therefore sees its
+ *       key, its next and everything the caller wrote before the call.
  *   (B) Publication of a table: resize fills the new array with plain and
  *       release stores, then stores the table pointer with release; a
  *       reader loads the table pointer with acquire and sees the mask and
@@ -178,7 +182,7 @@
  *       an ldar (rcu_dereference in liburcu is a plain load plus the
  *       dependency, which is cheaper there and equivalent on x86-64).
  *   (D) Every pointer a writer stores into a reachable node or array (zip,
- *       unzip, unlink) is a release store, even where the node it points to
+ *       unzip, unlink, replace) is a release store, even where the node it points to
  *       was published long ago: all writers run under the mutex, so the
  *       node's publication (A) happens before this store, and the release
  *       carries it to a reader that reaches the node through the new
@@ -191,9 +195,9 @@
  *       a new table from the free of the old one (no reader still uses the
  *       old array); one unzip pass from the next (no reader is still inside
  *       a run that the earlier pass cut out of its bucket); an unlink or a
- *       replace from free_fn.  The flavor's synchronize provides the ordering: every
- *       section that began before it has ended, and that section's loads
- *       happen before synchronize returns.
+ *       replace from free_fn.  The flavor's synchronize provides the
+ *       ordering: every section that began before it has ended, and that
+ *       section's loads happen before synchronize returns.
  */
 #ifndef READMOSTLY_RCU_HASH_H
 #define READMOSTLY_RCU_HASH_H

@@ -127,7 +127,8 @@ struct flavor {
 };
 #define FLAVOR(NAME, P, RL, RU, SY, REG, UNREG, QS, URCU)                                   \
   {NAME, P##_init, P##_destroy, P##_lookup, P##_contains, P##_insert, P##_remove,            \
-   P##_remove_deferred, P##_replace, P##_resize, P##_count, P##_buckets, RL, RU, SY, REG, UNREG, QS, URCU}
+   P##_remove_deferred, P##_replace, P##_resize, P##_count, P##_buckets, RL, RU, SY, REG,   \
+   UNREG, QS, URCU}
 
 static const struct flavor flavors[] = {
     FLAVOR("rwl", th_rwl, rwl_read_lock, rwl_read_unlock, rwl_synchronize, nothing, nothing,
@@ -596,12 +597,14 @@ static int torture(int argc, char **argv) {
    * long again, until MIN_RESIZES resizes have run: the race windows are
    * around them.  Never a failure, only more coverage. */
   for (int i = 0; i < 40 && __atomic_load_n(&t.resizes, __ATOMIC_RELAXED) < MIN_RESIZES; i++) {
-    struct timespec step = {(time_t)(seconds / 20), (long)((seconds / 20 - (double)(time_t)(seconds / 20)) * 1e9)};
+    double d = seconds / 20;
+    struct timespec step = {(time_t)d, (long)((d - (double)(time_t)d) * 1e9)};
     nanosleep(&step, NULL);
   }
   __atomic_store_n(&t.stop, 1, __ATOMIC_RELAXED);
   clock_gettime(CLOCK_MONOTONIC, &end);
-  double elapsed = (double)(end.tv_sec - start.tv_sec) + (double)(end.tv_nsec - start.tv_nsec) / 1e9;
+  double elapsed =
+      (double)(end.tv_sec - start.tv_sec) + (double)(end.tv_nsec - start.tv_nsec) / 1e9;
   for (unsigned i = 0; i < t.readers; i++) pthread_join(rt[i], NULL);
   pthread_join(rz, NULL);
   uint64_t present = 0;
