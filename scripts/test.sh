@@ -15,6 +15,8 @@ command -v cmake >/dev/null || need+=(cmake)
 command -v cc >/dev/null || need+=(gcc)
 command -v c++ >/dev/null || need+=(g++)
 command -v pkg-config >/dev/null || need+=(pkgconf) # the install test builds through it
+# liburcu: the <urcu.h> compatibility test and the RCU sets' liburcu flavor
+dpkg -s liburcu-dev >/dev/null 2>&1 || need+=(liburcu-dev)
 if [ ${#need[@]} -gt 0 ]; then
   echo "test.sh: installing ${need[*]}"
   if [ "$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"
@@ -23,7 +25,7 @@ fi
 
 # shellcheck disable=SC2086
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREADMOSTLY_WERROR=ON ${CMAKE_ARGS:-}
-cmake --build "$BUILD_DIR" -j"$(nproc)" --target all torture_yield
+cmake --build "$BUILD_DIR" -j"$(nproc)" --target all torture_yield rlu_torture_yield
 cd "$BUILD_DIR"
 # shellcheck disable=SC2086
 ctest --output-on-failure -j"$(nproc)" ${CTEST_ARGS:-}

@@ -370,7 +370,7 @@ static uint64_t take_all(struct rm_rcu_call_data *c) {
 /* Wait for one grace period and run the batch, in order.  Callbacks run
  * with the thread marked IN_CALLBACK (rm_rcu_barrier refuses there); they
  * may read, call rm_rcu_call (onto a queue: next batch) and synchronize. */
-static void run_batch(struct rm_rcu_call_data *c) {
+static void run_batch(struct rm_rcu_call_data *c, bool worker) {
   if (!c->batch) return;
   rm_rcu_synchronize();
   STAT_ADD(callback_batches, 1);
@@ -385,15 +385,15 @@ static void run_batch(struct rm_rcu_call_data *c) {
   }
   t->state &= ~RM_RCU_IN_CALLBACK;
   STAT_ADD(callbacks_run, n);
-  /* Callbacks that read registered this thread: it now idles, so it must
-   * not cost grace periods a membarrier. */
-  if (t->rec != &rm_rcu_unregistered) rm_rcu_thread_offline();
+  /* A worker whose callbacks read registered itself: it now idles, so it
+   * must not cost grace periods a membarrier. */
+  if (worker && t->rec != &rm_rcu_unregistered) rm_rcu_thread_offline();
 }
 
 static void *worker_main(void *arg) {
   struct rm_rcu_call_data *c = (struct rm_rcu_call_data *)arg;
   uint64_t first_ns = 0; /* when the oldest waiting callback was seen */
-  run_batch(c); /* a batch taken before fork() by the parent's worker */
+  run_batch(c, true); /* a batch taken before fork() by the parent's worker */
   for (;;) {
     uint64_t q = rm_atomic_load_seq_cst(&c->queued);
     int64_t pending = (int64_t)(q - c->taken);
@@ -402,7 +402,7 @@ static void *worker_main(void *arg) {
     if (pending <= 0 && stop) {
       take_all(c); /* pushes that had not counted themselves yet */
       if (!c->batch) break;
-      run_batch(c);
+      run_batch(c, true);
       continue;
     }
     uint64_t now = rm_now_ns();
@@ -436,7 +436,7 @@ static void *worker_main(void *arg) {
     }
     take_all(c);
     first_ns = 0;
-    run_batch(c);
+    run_batch(c, true);
   }
   return NULL;
 }
@@ -602,8 +602,8 @@ RM_API int rm_rcu_barrier(void) {
       /* No worker can run: drain the queue here (we are outside any
        * section), with the worker's own code. */
       take_all(c);
-      run_batch(c);
-      if (r) go_offline(r); /* run_batch may have left us online */
+      run_batch(c, false);
+      if (r) go_offline(r); /* callbacks that read reported again */
       continue;
     }
     /* Every callback queued on c before this point is ahead of our node
@@ -650,7 +650,7 @@ RM_API int rm_rcu_call_data_free(struct rm_rcu_call_data *c) {
     pthread_join(c->thread, NULL);
   } else {
     take_all(c);
-    run_batch(c);
+    run_batch(c, false);
   }
   free(c);
   return 0;

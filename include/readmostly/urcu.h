@@ -48,6 +48,12 @@
 extern "C" {
 #endif
 
+/* As liburcu's <urcu.h>: its data structure headers, included after this
+ * one, then give the flavor-less names (cds_lfht_new over rcu_flavor). */
+#ifndef URCU_API_MAP
+#define URCU_API_MAP
+#endif
+
 /* ---- types -------------------------------------------------------------- */
 
 /* struct rcu_head and struct call_rcu_data are ours under liburcu's names

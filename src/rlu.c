@@ -1,0 +1,752 @@
+/*
+ * rlu.c - read-log-update (Matveev, Shavit, Felber, Marlier, SOSP 2015),
+ * Algorithm 1.  The contract is in readmostly/rlu.h, the design and every
+ * difference from the paper and the reference code in docs/rlu.md.
+ *
+ * Invariants
+ *   1. An object is locked by at most one context: its header's copy pointer
+ *      goes NULL -> entry (CAS, only by the locker) -> NULL (store, only by
+ *      the locker, after write-back or on abort).
+ *   2. A context's write clock is UINT64_MAX except during a commit, from the
+ *      clock step to the end of write-back; during that time it equals the
+ *      global clock value the commit's step produced.
+ *   3. The global clock changes only in the clock step (clock_lock held), by
+ *      one, to the value the stepping writer published as its write clock.
+ *   4. A section with local clock L and a writer with write clock wc: if
+ *      L >= wc the section began after the step and steals every copy of the
+ *      writer; if L < wc the section reads only originals of the writer's
+ *      objects and the writer's synchronize waits for it.
+ *   5. A log is reset only after a synchronize that began after its objects
+ *      were unlocked and its write clock reset (the commit that follows the
+ *      one that used it); a log of an aborted section was never stolen from.
+ *
+ * Ordering points (the comments at each use name the letter)
+ *   R1  reader: run counter store (odd), full fence, clock load.  Pairs with
+ *       W3: either the writer's synchronize sees the odd run counter, or the
+ *       section's clock load sees the writer's step.
+ *   R2  reader: clock load is acquire; pairs with W2 (release): a section
+ *       that reads clock >= wc sees the writer's write clock, its locks and
+ *       its finished copies.
+ *   R3  reader: run counter store at exit is release; pairs with S1: the
+ *       section's reads of originals happen before the write-back.
+ *   L1  dereference: header load acquire; pairs with L2.
+ *   L2  try_lock: CAS acq_rel; release publishes the log entry (owner,
+ *       actual, size) to L1; acquire orders the copy's memcpy after the
+ *       previous owner's write-back and unlock (L3).
+ *   L3  unlock: release store of NULL, after the write-back.
+ *   D1  dereference: the owner's write clock is loaded with acquire; pairs
+ *       with W2 (via R2) and W4: a stealer sees the copy's final contents;
+ *       a reader that sees UINT64_MAX after a commit sees the write-back.
+ *   W1  writer: write clock store, ordered before the clock store by W2.
+ *   W2  writer: clock store, release.
+ *   W3  writer: full fence after the clock step, before synchronize's loads.
+ *   W4  writer: write clock reset to UINT64_MAX, release, after the unlocks.
+ *   R4  reader: local clock store is release; pairs with S2.
+ *   S1  synchronize: run counter loads acquire (pairs with R3).
+ *   S2  synchronize: local clock loads acquire (pairs with R4): a context
+ *       skipped because its clock is >= wc has finished the section we
+ *       sampled, and that section's reads happen before our write-back.
+ */
+#define _GNU_SOURCE
+#include <readmostly/rlu.h>
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- log layout ------------------------------------------------------------
+ * A log entry: the fields below, then the copy's object header, then the
+ * copy (the size rounded up to 16).  rm_rlu_actual() in the header reads
+ * `actual` as the third word before the copy's header: keep the order. */
+struct rm_rlu_entry {
+  rm_rlu_ctx *owner;       /* read by other contexts: relaxed atomics */
+  void *actual;
+  size_t size;
+  uint64_t section;        /* owner's section number when locked */
+  struct rm_rlu_obj_hdr hdr; /* copy == RM_RLU_COPY_MARK */
+};
+RM_STATIC_ASSERT(sizeof(struct rm_rlu_entry) % 16 == 0, "copies must stay 16-aligned");
+RM_STATIC_ASSERT(sizeof(struct rm_rlu_obj_hdr) == 16, "objects keep malloc's alignment");
+
+#define ENTRY_OF_COPY(copy) ((struct rm_rlu_entry *)((char *)(copy) - sizeof(struct rm_rlu_entry)))
+#define COPY_OF_ENTRY(e) ((void *)((char *)(e) + sizeof(struct rm_rlu_entry)))
+
+static size_t round16(size_t n) { return (n + 15) & ~(size_t)15; }
+
+struct chunk {
+  struct chunk *next;
+  size_t cap, used;
+  size_t pad;
+  unsigned char data[];
+};
+RM_STATIC_ASSERT(sizeof(struct chunk) % 16 == 0, "chunk data 16-aligned");
+
+struct rlu_log {
+  struct chunk *head, *cur;
+  size_t bytes;            /* bytes of copies in the log (for max_log_bytes) */
+};
+
+struct log_mark {
+  struct chunk *chunk;     /* NULL: the start of the log */
+  size_t used, bytes;
+};
+
+/* ---- contexts ---------------------------------------------------------- */
+struct rm_rlu_ctx {
+  /* Read by other contexts (synchronize, dereference). */
+  uint64_t run_cnt;        /* odd: inside a section */
+  uint64_t local_clock;
+  uint64_t write_clock;    /* UINT64_MAX: nothing to steal */
+  uint64_t unlocks;        /* bumped (release) after each batch of unlocks */
+  uint32_t sync_request;   /* deferral: another writer needs our locks */
+  char pad0[RM_CACHE_SECTOR - 4 * sizeof(uint64_t) - sizeof(uint32_t)];
+  /* Private to the owning thread. */
+  bool is_writer;
+  bool holds_writer_lock;
+  bool in_use;             /* under the registry lock */
+  uint64_t section;
+  size_t slot;
+  struct rlu_log log[2];
+  int cur;                 /* log[cur] takes this section's copies */
+  struct log_mark mark;    /* log position at section entry */
+  void **frees;            /* objects freed by committed (deferred) and current sections */
+  size_t nfrees, capfrees;
+  size_t frees_mark;       /* nfrees at section entry */
+  unsigned ndeferred;      /* committed sections whose synchronize is deferred */
+  rm_rlu_ctx *conflict_owner; /* try_lock met its lock: abort waits a little */
+  uint64_t conflict_seen;  /* conflict_owner->unlocks then */
+  /* Statistics: written by the owner with relaxed stores, read by others. */
+  struct rm_rlu_stats st;
+} RM_ALIGNED;
+
+#define NO_CLOCK UINT64_MAX
+#define SEG_SLOTS 64
+
+struct segment {
+  rm_rlu_ctx *slot[SEG_SLOTS];
+  struct segment *next;
+};
+
+static struct {
+  uint64_t clock RM_ALIGNED;       /* the global clock */
+  uint32_t clock_lock RM_ALIGNED;  /* the clock step (committing writers only) */
+  size_t high RM_ALIGNED;          /* slots below this may be live */
+  struct segment *segs;
+  size_t nslots;
+  size_t nlive;
+  pthread_mutex_t reg_lock;
+  pthread_mutex_t writer_lock;     /* coarse-grained flavor */
+  struct rm_rlu_options opt;
+  struct rm_rlu_stats retired;     /* counters of departed contexts */
+  pthread_key_t key;
+  pthread_once_t key_once;
+} g = {
+    .reg_lock = PTHREAD_MUTEX_INITIALIZER,
+    .writer_lock = PTHREAD_MUTEX_INITIALIZER,
+    .opt = {.flavor = RM_RLU_FINE, .log_chunk = 4096},
+    .key_once = PTHREAD_ONCE_INIT,
+};
+
+#ifdef READMOSTLY_RLU_TEST_HOOKS
+RM_API void (*rm_rlu_test_hook)(enum rm_rlu_hook point, rm_rlu_ctx *self);
+#define HOOK(p, c) do { if (rm_rlu_test_hook) rm_rlu_test_hook((p), (c)); } while (0)
+#else
+#define HOOK(p, c) ((void)0)
+#endif
+
+#define STAT(c, field)                                                    \
+  do {                                                                    \
+    if (RM_UNLIKELY(g.opt.stats))                                         \
+      rm_atomic_store_relaxed(&(c)->st.field, (c)->st.field + 1);         \
+  } while (0)
+
+/* ---- segments ---------------------------------------------------------- */
+static rm_rlu_ctx **slot_ref(size_t i) {
+  struct segment *s = rm_atomic_load_acquire(&g.segs);
+  for (size_t k = i / SEG_SLOTS; k > 0; k--) s = rm_atomic_load_acquire(&s->next);
+  return &s->slot[i % SEG_SLOTS];
+}
+
+/* ---- logs -------------------------------------------------------------- */
+static void log_reset(struct rlu_log *l) {
+  for (struct chunk *c = l->head; c != NULL; c = c->next) c->used = 0;
+  l->cur = l->head;
+  l->bytes = 0;
+}
+
+static void log_free(struct rlu_log *l) {
+  struct chunk *c = l->head;
+  while (c != NULL) {
+    struct chunk *n = c->next;
+    free(c);
+    c = n;
+  }
+  l->head = l->cur = NULL;
+  l->bytes = 0;
+}
+
+/* Room for one entry of `need` bytes; NULL when memory or max_log_bytes
+ * says no (nothing changed then). */
+static struct rm_rlu_entry *log_reserve(rm_rlu_ctx *c, struct rlu_log *l, size_t need) {
+  if (g.opt.max_log_bytes != 0 && l->bytes + need > g.opt.max_log_bytes) return NULL;
+  struct chunk *ch = l->cur;
+  if (ch == NULL || ch->cap - ch->used < need) {
+    struct chunk *nx = ch != NULL ? ch->next : l->head;
+    if (nx == NULL || nx->cap < need) {
+      size_t cap = g.opt.log_chunk;
+      if (ch != NULL && ch->cap * 2 > cap) cap = ch->cap * 2;
+      if (cap > ((size_t)1 << 20)) cap = (size_t)1 << 20;
+      if (cap < need) cap = need;
+      struct chunk *n = malloc(sizeof(struct chunk) + cap);
+      if (n == NULL) return NULL;
+      n->cap = cap;
+      n->used = 0;
+      n->next = nx;
+      if (ch != NULL) ch->next = n;
+      else l->head = n;
+      nx = n;
+      STAT(c, log_chunks);
+    }
+    ch = nx;
+    l->cur = ch;
+  }
+  struct rm_rlu_entry *e = (struct rm_rlu_entry *)(ch->data + ch->used);
+  ch->used += need;
+  l->bytes += need;
+  return e;
+}
+
+static void log_mark(struct rlu_log *l, struct log_mark *m) {
+  m->chunk = l->cur;
+  m->used = l->cur != NULL ? l->cur->used : 0;
+  m->bytes = l->bytes;
+}
+
+/* Call fn on every entry from mark m to the end of the log. */
+static void log_each(struct rlu_log *l, const struct log_mark *m,
+                     void (*fn)(rm_rlu_ctx *c, struct rm_rlu_entry *e), rm_rlu_ctx *c) {
+  struct chunk *ch = m->chunk != NULL ? m->chunk : l->head;
+  size_t off = m->chunk != NULL ? m->used : 0;
+  for (; ch != NULL; ch = ch->next, off = 0) {
+    while (off < ch->used) {
+      struct rm_rlu_entry *e = (struct rm_rlu_entry *)(ch->data + off);
+      off += sizeof *e + round16(e->size);
+      fn(c, e);
+    }
+    if (ch == l->cur) break;
+  }
+}
+
+/* Forget everything after mark m. */
+static void log_truncate(struct rlu_log *l, const struct log_mark *m) {
+  if (m->chunk == NULL) {
+    log_reset(l);
+    return;
+  }
+  for (struct chunk *ch = m->chunk->next; ch != NULL; ch = ch->next) ch->used = 0;
+  m->chunk->used = m->used;
+  l->cur = m->chunk;
+  l->bytes = m->bytes;
+}
+
+static void entry_unlock(rm_rlu_ctx *c, struct rm_rlu_entry *e) {
+  (void)c;
+  /* L3: release; a section that sees NULL sees the object as written back. */
+  rm_atomic_store_release(&RM_RLU_HDR(e->actual)->copy, NULL);
+}
+
+static void entry_write_back(rm_rlu_ctx *c, struct rm_rlu_entry *e) {
+  memcpy(e->actual, COPY_OF_ENTRY(e), e->size);
+  entry_unlock(c, e);
+}
+
+/* ---- options ----------------------------------------------------------- */
+RM_API int rm_rlu_init(const struct rm_rlu_options *opt) {
+  struct rm_rlu_options o = {.flavor = RM_RLU_FINE, .log_chunk = 4096};
+  if (opt != NULL) o = *opt;
+  if ((o.flavor != RM_RLU_FINE && o.flavor != RM_RLU_COARSE) ||
+      (o.flavor == RM_RLU_COARSE && o.max_defer > 1))
+    return EINVAL;
+  if (o.log_chunk == 0) o.log_chunk = 4096;
+  o.log_chunk = round16(o.log_chunk);
+  pthread_mutex_lock(&g.reg_lock);
+  if (g.nlive != 0) {
+    pthread_mutex_unlock(&g.reg_lock);
+    return EBUSY;
+  }
+  g.opt = o;
+  pthread_mutex_unlock(&g.reg_lock);
+  return 0;
+}
+
+RM_API void rm_rlu_options_get(struct rm_rlu_options *out) {
+  pthread_mutex_lock(&g.reg_lock);
+  *out = g.opt;
+  pthread_mutex_unlock(&g.reg_lock);
+}
+
+RM_API size_t rm_rlu_ctx_id(const rm_rlu_ctx *c) { return c->slot; }
+
+RM_API uint64_t rm_rlu_clock(void) { return rm_atomic_load_acquire(&g.clock); }
+
+/* ---- registration ------------------------------------------------------ */
+static void stats_add(struct rm_rlu_stats *to, const struct rm_rlu_stats *from) {
+  to->commits += rm_atomic_load_relaxed(&from->commits);
+  to->aborts += rm_atomic_load_relaxed(&from->aborts);
+  to->conflicts += rm_atomic_load_relaxed(&from->conflicts);
+  to->steals += rm_atomic_load_relaxed(&from->steals);
+  to->syncs += rm_atomic_load_relaxed(&from->syncs);
+  to->sync_waits += rm_atomic_load_relaxed(&from->sync_waits);
+  to->log_chunks += rm_atomic_load_relaxed(&from->log_chunks);
+  to->frees += rm_atomic_load_relaxed(&from->frees);
+  to->deferred += rm_atomic_load_relaxed(&from->deferred);
+  to->sync_requests += rm_atomic_load_relaxed(&from->sync_requests);
+}
+
+static void on_thread_exit(void *arg) {
+  rm_rlu_ctx *c = arg;
+  if (c != NULL && c->in_use) {
+    if (c->run_cnt & 1) rm_rlu_abort(c);
+    rm_rlu_thread_unregister(c);
+  }
+}
+
+static void make_key(void) { (void)pthread_key_create(&g.key, on_thread_exit); }
+
+RM_API rm_rlu_ctx *rm_rlu_thread_register(void) {
+  pthread_once(&g.key_once, make_key);
+  pthread_mutex_lock(&g.reg_lock);
+  rm_rlu_ctx *c = NULL;
+  size_t i;
+  for (i = 0; i < g.nslots; i++) {
+    rm_rlu_ctx *s = *slot_ref(i);
+    if (!s->in_use) {
+      c = s;
+      break;
+    }
+  }
+  if (c == NULL) {
+    if (i % SEG_SLOTS == 0) {
+      struct segment *s = calloc(1, sizeof *s);
+      if (s == NULL) goto nomem;
+      if (g.segs == NULL) {
+        rm_atomic_store_release(&g.segs, s);
+      } else {
+        struct segment *t = g.segs;
+        while (t->next != NULL) t = t->next;
+        rm_atomic_store_release(&t->next, s);
+      }
+    }
+    c = aligned_alloc(RM_CACHE_SECTOR, sizeof *c);
+    if (c == NULL) goto nomem;
+    memset(c, 0, sizeof *c);
+    c->slot = i;
+    c->write_clock = NO_CLOCK;
+    /* Published with release: synchronize reads the slot with acquire. */
+    rm_atomic_store_release(slot_ref(i), c);
+    g.nslots = i + 1;
+  }
+  c->in_use = true;
+  c->is_writer = false;
+  c->cur = 0;
+  /* The run counter is kept across reuse: a synchronize may have sampled
+   * the previous owner's value and waits only for it to change. */
+  if (c->slot + 1 > rm_atomic_load_relaxed(&g.high))
+    rm_atomic_store_seq_cst(&g.high, c->slot + 1);
+  g.nlive++;
+  pthread_mutex_unlock(&g.reg_lock);
+  (void)pthread_setspecific(g.key, c);
+  return c;
+nomem:
+  pthread_mutex_unlock(&g.reg_lock);
+  errno = ENOMEM;
+  return NULL;
+}
+
+static void synchronize(rm_rlu_ctx *self, uint64_t wc);
+static void flush(rm_rlu_ctx *c);
+
+RM_API void rm_rlu_thread_unregister(rm_rlu_ctx *c) {
+  if (c == NULL) return;
+  RM_ASSERT(!(c->run_cnt & 1), "rm_rlu_thread_unregister inside a section");
+  flush(c); /* deferred sections are committed, never lost */
+  /* The log used by the last commit may still be read by stealers that
+   * started before that commit finished: one more grace period, then both
+   * logs are free. */
+  if (c->log[c->cur ^ 1].head != NULL || c->log[c->cur].head != NULL) {
+    /* Our last unlocks before the run counter loads (as W3). */
+    rm_fence_store_load();
+    synchronize(c, rm_rlu_clock() + 1);
+  }
+  log_free(&c->log[0]);
+  log_free(&c->log[1]);
+  free(c->frees);
+  c->frees = NULL;
+  c->nfrees = c->capfrees = 0;
+  pthread_mutex_lock(&g.reg_lock);
+  stats_add(&g.retired, &c->st);
+  memset(&c->st, 0, sizeof c->st);
+  c->in_use = false;
+  g.nlive--;
+  /* Lower the high-water mark over trailing free slots. */
+  size_t h = rm_atomic_load_relaxed(&g.high);
+  while (h > 0 && !(*slot_ref(h - 1))->in_use) h--;
+  rm_atomic_store_seq_cst(&g.high, h);
+  pthread_mutex_unlock(&g.reg_lock);
+  if (pthread_getspecific(g.key) == c) (void)pthread_setspecific(g.key, NULL);
+}
+
+/* ---- objects ----------------------------------------------------------- */
+RM_API void *rm_rlu_alloc(size_t size) {
+  struct rm_rlu_obj_hdr *h = malloc(sizeof *h + (size ? size : 1));
+  if (h == NULL) return NULL;
+  h->copy = NULL;
+  h->size = size;
+  return h + 1;
+}
+
+RM_API int rm_rlu_free(rm_rlu_ctx *c, void *obj) {
+  if (obj == NULL) return 0;
+  obj = rm_rlu_actual(obj);
+  if (c == NULL || !(c->run_cnt & 1)) {
+    free(RM_RLU_HDR(obj));
+    return 0;
+  }
+  if (c->nfrees == c->capfrees) {
+    size_t n = c->capfrees ? c->capfrees * 2 : 16;
+    void **f = realloc(c->frees, n * sizeof *f);
+    if (f == NULL) return ENOMEM;
+    c->frees = f;
+    c->capfrees = n;
+  }
+  c->frees[c->nfrees++] = obj;
+  c->is_writer = true;
+  return 0;
+}
+
+/* ---- sections ---------------------------------------------------------- */
+RM_API bool rm_rlu_in_section(const rm_rlu_ctx *c) { return (c->run_cnt & 1) != 0; }
+
+RM_API void rm_rlu_reader_lock(rm_rlu_ctx *c) {
+  RM_ASSERT(!(c->run_cnt & 1), "rm_rlu_reader_lock: already inside a section");
+  if (RM_UNLIKELY(c->ndeferred != 0) && rm_atomic_load_relaxed(&c->sync_request)) flush(c);
+  c->is_writer = false;
+  c->frees_mark = c->nfrees;
+  c->section++;
+  log_mark(&c->log[c->cur], &c->mark);
+  rm_atomic_store_relaxed(&c->run_cnt, c->run_cnt + 1);
+  /* R1: the odd run counter is visible before the clock is read (pairs with
+   * W3: a writer that misses this store has already stepped the clock, and
+   * this load sees the step). */
+  rm_fence_store_load();
+  /* R2: acquire pairs with the step's release store (W2). */
+  uint64_t l = rm_atomic_load_acquire(&g.clock);
+  /* R4: release; a synchronize that reads this clock (S2) may skip us
+   * without seeing our run counter move: the release carries our earlier
+   * sections' reads (ordered before this store by R1's full fence, and by
+   * this release in the C11 model) to the writer's write-back. */
+  rm_atomic_store_release(&c->local_clock, l);
+}
+
+RM_API void *rm_rlu_deref_slowpath(rm_rlu_ctx *c, void *obj, void *copy) {
+  struct rm_rlu_entry *e = ENTRY_OF_COPY(copy);
+  rm_rlu_ctx *owner = rm_atomic_load_relaxed(&e->owner);
+  if (owner == c) return copy;
+  RM_DEBUG_YIELD();
+  /* D1: acquire; pairs with W2 (through R2: the clock we read is the step's
+   * or later, so this load sees the write clock it published) and with W4. */
+  uint64_t wc = rm_atomic_load_acquire(&owner->write_clock);
+  if (wc <= c->local_clock) {
+    STAT(c, steals);
+    return copy;
+  }
+  return obj;
+}
+
+static void free_pending(rm_rlu_ctx *c) {
+  for (size_t i = 0; i < c->nfrees; i++) free(RM_RLU_HDR(c->frees[i]));
+  if (g.opt.stats) rm_atomic_store_relaxed(&c->st.frees, c->st.frees + c->nfrees);
+  c->nfrees = 0;
+}
+
+RM_API int rm_rlu_try_lock(rm_rlu_ctx *c, void **pobj) {
+  RM_ASSERT(c->run_cnt & 1, "rm_rlu_try_lock outside a section");
+  void *obj = rm_rlu_actual(*pobj);
+  struct rm_rlu_obj_hdr *h = RM_RLU_HDR(obj);
+  c->is_writer = true;
+  /* L1 again: a lock we see comes with its entry. */
+  void *copy = rm_atomic_load_acquire(&h->copy);
+  if (copy != NULL) {
+    struct rm_rlu_entry *oe = ENTRY_OF_COPY(copy);
+    rm_rlu_ctx *owner = rm_atomic_load_relaxed(&oe->owner);
+    if (owner == c) {
+      if (oe->section == c->section) {
+        *pobj = copy;
+        return 0;
+      }
+      /* Locked by one of our deferred sections: its copy must not change
+       * under an abort of this one.  Fail; our checkpoint will flush. */
+      rm_atomic_store_relaxed(&c->sync_request, 1u);
+      STAT(c, conflicts);
+      return EBUSY;
+    }
+    c->conflict_owner = owner;
+    c->conflict_seen = rm_atomic_load_acquire(&owner->unlocks);
+    if (g.opt.max_defer > 1) {
+      /* Ask the owner to flush (an atomic store: several requesters may
+       * ask at once).  If it has already flushed, the store is harmless:
+       * its next checkpoint flushes nothing. */
+      rm_atomic_store_relaxed(&owner->sync_request, 1u);
+      STAT(c, sync_requests);
+    }
+    STAT(c, conflicts);
+    return EBUSY;
+  }
+  size_t need = sizeof(struct rm_rlu_entry) + round16(h->size);
+  struct rm_rlu_entry *e = log_reserve(c, &c->log[c->cur], need);
+  if (e == NULL) return ENOMEM;
+  rm_atomic_store_relaxed(&e->owner, c);
+  e->actual = obj;
+  e->size = h->size;
+  e->section = c->section;
+  e->hdr.copy = RM_RLU_COPY_MARK;
+  e->hdr.size = h->size;
+  copy = COPY_OF_ENTRY(e);
+  void *expect = NULL;
+  /* L2: release publishes the entry to L1 readers; acquire orders our copy
+   * after the previous owner's write-back (its unlock is L3). */
+  if (!rm_atomic_cas_acq_rel(&h->copy, &expect, copy)) {
+    /* Give the space back: the entry is the last thing in the log. */
+    struct chunk *ch = c->log[c->cur].cur;
+    ch->used -= need;
+    c->log[c->cur].bytes -= need;
+    if (rm_atomic_load_relaxed(&ENTRY_OF_COPY(expect)->owner) == c) {
+      *pobj = expect; /* cannot happen: only we lock for us */
+      return 0;
+    }
+    STAT(c, conflicts);
+    return EBUSY;
+  }
+  memcpy(copy, obj, h->size);
+  *pobj = copy;
+  return 0;
+}
+
+RM_API int rm_rlu_lock(rm_rlu_ctx *c, void **pobj) {
+  int r = rm_rlu_try_lock(c, pobj);
+  RM_ASSERT(r != EBUSY, "rm_rlu_lock: object locked by another context (coarse-grained "
+                        "sections must hold the writer lock)");
+  return r;
+}
+
+RM_API void rm_rlu_writer_lock(rm_rlu_ctx *c) {
+  RM_ASSERT(!(c->run_cnt & 1), "rm_rlu_writer_lock inside a section (use try_writer_lock)");
+  pthread_mutex_lock(&g.writer_lock);
+  c->holds_writer_lock = true;
+  rm_rlu_reader_lock(c);
+}
+
+RM_API int rm_rlu_try_writer_lock(rm_rlu_ctx *c) {
+  RM_ASSERT(c->run_cnt & 1, "rm_rlu_try_writer_lock outside a section");
+  if (c->holds_writer_lock) return 0;
+  if (pthread_mutex_trylock(&g.writer_lock) != 0) return EBUSY;
+  c->holds_writer_lock = true;
+  return 0;
+}
+
+static void release_writer_lock(rm_rlu_ctx *c) {
+  if (c->holds_writer_lock) {
+    c->holds_writer_lock = false;
+    pthread_mutex_unlock(&g.writer_lock);
+  }
+}
+
+/* ---- synchronize ------------------------------------------------------- */
+/* Wait until every section that began before the clock reached wc is over. */
+static void synchronize(rm_rlu_ctx *self, uint64_t wc) {
+  STAT(self, syncs);
+  size_t n = rm_atomic_load_acquire(&g.high);
+  struct segment *s = rm_atomic_load_acquire(&g.segs);
+  for (size_t i = 0; i < n && s != NULL; i++) {
+    if (i > 0 && i % SEG_SLOTS == 0) {
+      s = rm_atomic_load_acquire(&s->next);
+      if (s == NULL) break;
+    }
+    rm_rlu_ctx *o = rm_atomic_load_acquire(&s->slot[i % SEG_SLOTS]);
+    if (o == NULL || o == self) continue;
+    /* S1: acquire pairs with R3. */
+    uint64_t r = rm_atomic_load_acquire(&o->run_cnt);
+    if (!(r & 1)) continue;
+    /* S2: acquire, pairs with R4.  A clock >= wc may come from a later
+     * section than the one whose run counter we sampled: that section
+     * began after the step, and the sampled one is over. */
+    if (rm_atomic_load_acquire(&o->local_clock) >= wc) continue; /* began after the step */
+    STAT(self, sync_waits);
+    rm_backoff_t b = RM_BACKOFF_INIT;
+    for (;;) {
+      rm_backoff_wait(&b);
+      if (rm_atomic_load_acquire(&o->run_cnt) != r) break;
+      if (rm_atomic_load_acquire(&o->local_clock) >= wc) break; /* S2 */
+    }
+  }
+}
+
+/* ---- commit ------------------------------------------------------------ */
+static uint64_t clock_step(rm_rlu_ctx *c) {
+#ifdef READMOSTLY_RLU_NAIVE_CLOCK
+  /* The paper's order (Algorithm 1 lines 45-46), for the race test only. */
+  uint64_t t = rm_atomic_load_acquire(&g.clock);
+  HOOK(RM_RLU_HOOK_CLOCK_READ, c);
+  rm_atomic_store_release(&c->write_clock, t + 1);
+  rm_atomic_fetch_add_seq_cst(&g.clock, 1);
+  HOOK(RM_RLU_HOOK_PUBLISHED, c);
+  return t + 1;
+#else
+  uint32_t z = 0;
+  if (!rm_atomic_cas_acquire(&g.clock_lock, &z, 1u)) {
+    HOOK(RM_RLU_HOOK_CLOCK_BUSY, c);
+    rm_backoff_t b = RM_BACKOFF_INIT;
+    do {
+      rm_backoff_wait(&b);
+      z = 0;
+    } while (rm_atomic_load_relaxed(&g.clock_lock) != 0 ||
+             !rm_atomic_cas_acquire(&g.clock_lock, &z, 1u));
+  }
+  /* Only clock_lock holders write the clock: it cannot move until we
+   * store t + 1 below, so the write clock we publish is the value the
+   * clock will have. */
+  uint64_t t = rm_atomic_load_relaxed(&g.clock);
+  HOOK(RM_RLU_HOOK_CLOCK_READ, c);
+  /* W1: ordered before the clock store by W2's release. */
+  rm_atomic_store_relaxed(&c->write_clock, t + 1);
+  /* W2: release; a section whose clock load (R2) reads t + 1 or later sees
+   * our write clock, the locks we took and the copies we finished.  Later
+   * steps are by clock_lock holders that acquired it after our release. */
+  rm_atomic_store_release(&g.clock, t + 1);
+  rm_atomic_store_release(&g.clock_lock, 0u);
+  HOOK(RM_RLU_HOOK_PUBLISHED, c);
+  return t + 1;
+#endif
+}
+
+static void commit(rm_rlu_ctx *c) {
+  struct rlu_log *l = &c->log[c->cur];
+  c->ndeferred = 0;
+  rm_atomic_store_relaxed(&c->sync_request, 0u);
+  uint64_t wc = clock_step(c);
+  /* W3: the clock store before synchronize's run counter loads (pairs with
+   * R1). */
+  rm_fence_store_load();
+  synchronize(c, wc);
+  RM_DEBUG_YIELD();
+  struct log_mark all = {0};
+  log_each(l, &all, entry_write_back, c);
+  /* W4: release; a section that sees "no stealing" sees the write-back. */
+  rm_atomic_store_release(&c->write_clock, NO_CLOCK);
+  rm_atomic_store_release(&c->unlocks, c->unlocks + 1);
+  free_pending(c);
+  /* Swap: the other log was last used by the previous commit; the
+   * synchronize above began after that commit unlocked its objects, so no
+   * section can still be reading it (invariant 5). */
+  c->cur ^= 1;
+  log_reset(&c->log[c->cur]);
+}
+
+/* Commit whatever deferred sections left in the log (outside a section). */
+static void flush(rm_rlu_ctx *c) {
+  if (c->log[c->cur].bytes != 0 || c->nfrees != 0) commit(c);
+  c->ndeferred = 0;
+  rm_atomic_store_relaxed(&c->sync_request, 0u);
+}
+
+RM_API void rm_rlu_sync(rm_rlu_ctx *c) {
+  RM_ASSERT(!(c->run_cnt & 1), "rm_rlu_sync inside a section");
+  flush(c);
+}
+
+RM_API void rm_rlu_sync_checkpoint(rm_rlu_ctx *c) {
+  RM_ASSERT(!(c->run_cnt & 1), "rm_rlu_sync_checkpoint inside a section");
+  if (c->ndeferred != 0 && rm_atomic_load_relaxed(&c->sync_request)) flush(c);
+}
+
+RM_API void rm_rlu_reader_unlock(rm_rlu_ctx *c) {
+  RM_ASSERT(c->run_cnt & 1, "rm_rlu_reader_unlock outside a section");
+  /* R3: release; our reads of originals happen before a writer's
+   * write-back that waited for this store (S1). */
+  rm_atomic_store_release(&c->run_cnt, c->run_cnt + 1);
+  if (c->is_writer) {
+    c->is_writer = false;
+    STAT(c, commits);
+    if (g.opt.max_defer > 1) {
+      /* Deferral: the section is committed into the log; its copies stay
+       * private (write clock UINT64_MAX) and its objects locked until a
+       * flush: at max_defer sections, or when another writer asks. */
+      c->ndeferred++;
+      if (c->ndeferred < g.opt.max_defer && !rm_atomic_load_relaxed(&c->sync_request)) {
+        STAT(c, deferred);
+        return;
+      }
+    }
+    flush(c);
+  }
+  release_writer_lock(c);
+}
+
+RM_API void rm_rlu_abort(rm_rlu_ctx *c) {
+  RM_ASSERT(c->run_cnt & 1, "rm_rlu_abort outside a section");
+  rm_atomic_store_release(&c->run_cnt, c->run_cnt + 1);
+  if (c->is_writer) {
+    struct rlu_log *l = &c->log[c->cur];
+    /* Our write clock is UINT64_MAX: nobody stole these copies, and the
+     * space can be reused at once (invariant 5). */
+    log_each(l, &c->mark, entry_unlock, c);
+    rm_atomic_store_release(&c->unlocks, c->unlocks + 1);
+    log_truncate(l, &c->mark);
+    c->nfrees = c->frees_mark;
+    c->is_writer = false;
+  }
+  STAT(c, aborts);
+  release_writer_lock(c);
+  rm_rlu_sync_checkpoint(c);
+  if (c->conflict_owner != NULL) {
+    /* We aborted because another context holds an object we need: retrying
+     * at once would only meet it again.  Wait, a bounded while and without
+     * sleeping (the owner may be idle with deferred locks), until it has
+     * released a batch of locks. */
+    rm_rlu_ctx *o = c->conflict_owner;
+    c->conflict_owner = NULL;
+    rm_backoff_t b = RM_BACKOFF_INIT;
+    for (unsigned i = 0; i < RM_BACKOFF_SPINS + RM_BACKOFF_YIELDS; i++) {
+      if (rm_atomic_load_acquire(&o->unlocks) != c->conflict_seen) break;
+      rm_backoff_wait(&b);
+    }
+  }
+}
+
+/* ---- statistics -------------------------------------------------------- */
+RM_API void rm_rlu_stats_get(struct rm_rlu_stats *out) {
+  memset(out, 0, sizeof *out);
+  pthread_mutex_lock(&g.reg_lock);
+  stats_add(out, &g.retired);
+  for (size_t i = 0; i < g.nslots; i++) {
+    rm_rlu_ctx *c = *slot_ref(i);
+    if (c->in_use) stats_add(out, &c->st);
+  }
+  pthread_mutex_unlock(&g.reg_lock);
+}
+
+RM_API void rm_rlu_stats_print(FILE *f) {
+  struct rm_rlu_stats s;
+  rm_rlu_stats_get(&s);
+  fprintf(f,
+          "rlu: commits=%llu aborts=%llu conflicts=%llu steals=%llu syncs=%llu "
+          "sync_waits=%llu log_chunks=%llu frees=%llu deferred=%llu sync_requests=%llu "
+          "clock=%llu%s\n",
+          (unsigned long long)s.commits, (unsigned long long)s.aborts,
+          (unsigned long long)s.conflicts, (unsigned long long)s.steals,
+          (unsigned long long)s.syncs, (unsigned long long)s.sync_waits,
+          (unsigned long long)s.log_chunks, (unsigned long long)s.frees,
+          (unsigned long long)s.deferred, (unsigned long long)s.sync_requests,
+          (unsigned long long)rm_rlu_clock(), g.opt.stats ? "" : " (statistics off)");
+}
