@@ -1,18 +1,14 @@
 # readmostly-bench: the benchmark driver (bench/harness.c and one
 # bench/exp_*.c per experiment family).  The
 # Concurrency Kit peers are compiled in when Debian's libck-dev is installed
-# (header-only use), liburcu's flavours when liburcu-dev is.
+# (header-only use), liburcu's memb flavour when liburcu-dev is.
 include(CheckIncludeFile)
 check_include_file(ck_rwlock.h RM_BENCH_HAVE_CK)
 find_path(RM_URCU_INCLUDE urcu/urcu-memb.h PATHS /usr/include/${CMAKE_LIBRARY_ARCHITECTURE})
 find_library(RM_URCU_MEMB_LIB urcu-memb)
 find_library(RM_URCU_COMMON_LIB urcu-common)
-# rcu_hash runs the table on every liburcu flavor (exp_rcu_hash.c).
-find_library(RM_URCU_MB_LIB urcu-mb)
-find_library(RM_URCU_QSBR_LIB urcu-qsbr)
-find_library(RM_URCU_SIGNAL_LIB urcu-signal)
 
-add_executable(readmostly-bench harness.c locks.c exp_rwlock.c exp_fcp.c exp_rcu_hash.c)
+add_executable(readmostly-bench harness.c locks.c exp_rwlock.c exp_fcp.c exp_rcu.c exp_rcu_hash.c)
 target_link_libraries(readmostly-bench PRIVATE readmostly_static)
 target_include_directories(readmostly-bench PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 if(RM_BENCH_HAVE_CK)
@@ -20,17 +16,34 @@ if(RM_BENCH_HAVE_CK)
 else()
   message(STATUS "readmostly-bench: libck-dev not found; ck-rwlock, ck-pflock, ck-brlock left out")
 endif()
-if(RM_URCU_INCLUDE AND RM_URCU_MEMB_LIB AND RM_URCU_MB_LIB AND RM_URCU_QSBR_LIB
-   AND RM_URCU_SIGNAL_LIB)
+if(RM_URCU_INCLUDE AND RM_URCU_MEMB_LIB)
   target_compile_definitions(readmostly-bench PRIVATE RM_BENCH_HAVE_URCU=1)
   target_include_directories(readmostly-bench PRIVATE ${RM_URCU_INCLUDE})
-  target_link_libraries(readmostly-bench PRIVATE ${RM_URCU_MEMB_LIB} ${RM_URCU_MB_LIB}
-                        ${RM_URCU_QSBR_LIB} ${RM_URCU_SIGNAL_LIB})
+  target_link_libraries(readmostly-bench PRIVATE ${RM_URCU_MEMB_LIB})
   if(RM_URCU_COMMON_LIB)
     target_link_libraries(readmostly-bench PRIVATE ${RM_URCU_COMMON_LIB})
   endif()
 else()
   message(STATUS "readmostly-bench: liburcu-dev not found; urcu-memb left out")
+endif()
+# The RCU experiments' peers: liburcu's memb, mb, signal and qsbr flavours,
+# each compiled in when its library is found (their prefixed names coexist
+# in one program); a flavour not found is listed as absent and skipped.
+if(RM_URCU_INCLUDE)
+  foreach(flavor memb mb signal qsbr)
+    string(TOUPPER ${flavor} FLAVOR)
+    find_library(RM_URCU_${FLAVOR}_LIBRARY urcu-${flavor})
+    if(RM_URCU_${FLAVOR}_LIBRARY)
+      target_compile_definitions(readmostly-bench PRIVATE RM_BENCH_HAVE_URCU_${FLAVOR}=1)
+      target_link_libraries(readmostly-bench PRIVATE ${RM_URCU_${FLAVOR}_LIBRARY})
+    else()
+      message(STATUS "readmostly-bench: liburcu-${flavor} not found; urcu-${flavor} left out")
+    endif()
+  endforeach()
+  target_include_directories(readmostly-bench PRIVATE ${RM_URCU_INCLUDE})
+  if(RM_URCU_COMMON_LIB)
+    target_link_libraries(readmostly-bench PRIVATE ${RM_URCU_COMMON_LIB})
+  endif()
 endif()
 install(TARGETS readmostly-bench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
@@ -45,19 +58,28 @@ set(RM_BENCH_SMOKE
   "rwbench|--threads|3|--param|P=1/2,1/10000"
   "hashtable|--threads|1,3|--param|keys=1024"
   "cs_efficiency|--impl|prwlock,pthread,bravo-ba|--param|readers=0,1,3"
-  "writer_freq|--impl|prwlock,pthread|--threads|1,3|--param|delay_us=10"
+  "writer_freq|--impl|prwlock,pthread,rcu,rcu-fence,urcu-memb,urcu-qsbr|--threads|1,3|--param|delay_us=10"
   "sleepers|--impl|prwlock,pthread|--threads|3|--param|sleepy=0,1"
   "wakeup|--param|readers=1,3"
+  "rcu_read|--threads|1,3"
+  "grace_period|--param|readers=0,3|--param|callers=1,2"
+  "grace_period:mixed|--param|readers=1|--param|sleepy=1|--param|idle=2"
+  "rcu_batch|--threads|1,3|--param|batch=1,100"
   "rcu_hash|--threads|1,3|--param|mode=both|--param|items=4096|--param|buckets=512")
+# An entry's name is its experiment, or EXPERIMENT:VARIANT.
 foreach(spec ${RM_BENCH_SMOKE})
   string(REPLACE "|" ";" args "${spec}")
   list(GET args 0 exp)
-  add_test(NAME bench.${exp}
+  string(REPLACE ":" "." test ${exp})
+  string(REGEX REPLACE ":.*" "" experiment ${exp})
+  list(REMOVE_AT args 0)
+  list(INSERT args 0 ${experiment})
+  add_test(NAME bench.${test}
     COMMAND ${CMAKE_COMMAND} -DBENCH=$<TARGET_FILE:readmostly-bench>
             "-DARGS=${args};--duration;0.05;--reps;1"
-            -DOUT=${CMAKE_CURRENT_BINARY_DIR}/smoke-${exp}.csv
+            -DOUT=${CMAKE_CURRENT_BINARY_DIR}/smoke-${test}.csv
             -P ${CMAKE_CURRENT_SOURCE_DIR}/smoke.cmake)
-  set_tests_properties(bench.${exp} PROPERTIES LABELS bench-smoke TIMEOUT 300)
+  set_tests_properties(bench.${test} PROPERTIES LABELS bench-smoke TIMEOUT 300)
 endforeach()
 
 # Bad flags are refused with exit status 2 and a message naming the value

@@ -11,6 +11,7 @@
  *                 until each runs after the unlock, parallel against
  *                 broadcast wake-up.
  */
+#include "exp_rcu.h"
 #include "locks.h"
 
 #include <readmostly/prwlock.h>
@@ -111,22 +112,6 @@ static void *wf_nolock_reader(void *a) {
   return NULL;
 }
 
-#ifdef RM_BENCH_HAVE_URCU
-/* liburcu's writer in writer_freq: one grace period per update. */
-static void *urcu_wf_writer(void *a) {
-  struct tctx *c = (struct tctx *)a;
-  uint64_t n = 0;
-  wait_go();
-  while (!stopped()) {
-    c->sink++;
-    rmb_urcu_update();
-    n++;
-    delay_ns(c->arg);
-  }
-  c->count = n;
-  return NULL;
-}
-#endif
 
 static void exp_writer_freq(const struct bench_exp *e) {
   (void)e;
@@ -138,7 +123,8 @@ static void exp_writer_freq(const struct bench_exp *e) {
     for (int ti = 0; ti < O.nthreads; ti++) {
       int nr = O.threads[ti], n = nr + 1;
       for (int rep = 1; rep <= O.reps; rep++) {
-        if (strcmp(bench_param("ceiling"), "0") != 0) {
+        /* (A child run for one implementation leaves the ceiling to its parent.) */
+        if (strcmp(bench_param("ceiling"), "0") != 0 && !O.child) {
           struct tctx *c = ctx_new(n, NULL);
           bench_thread_fn fns[MAXLIST * 4];
           fns[0] = wf_nolock_writer;
@@ -151,13 +137,18 @@ static void exp_writer_freq(const struct bench_exp *e) {
         for (int i = 0; i < O.nimpl; i++) {
           size_t ix = O.impl[i].idx;
           const char *name = O.impl[i].name;
+          if (O.impl[i].set == &bench_rcu_flavors) {
+            /* RCU: a write replaces the shared object and waits for one
+             * grace period (batch size 1, as the paper fixes it). */
+            struct rcu_wf_result r = rcu_writer_freq_point(ix, nr, ds[di] * 1000u);
+            emit(name, nr, par, rep, "reader_ops_per_sec", (double)r.reads / r.secs, "ops/s");
+            emit(name, nr, par, rep, "writer_ops_per_sec", (double)r.writes / r.secs, "ops/s");
+            continue;
+          }
           void *l = lock_new(ix);
           struct tctx *c = ctx_new(n, l);
           bench_thread_fn fns[MAXLIST * 4];
           fns[0] = fcp_fns[ix].wf_writer;
-#ifdef RM_BENCH_HAVE_URCU
-          if (strcmp(name, "urcu-memb") == 0) fns[0] = urcu_wf_writer;
-#endif
           c[0].arg = ds[di] * 1000u;
           for (int k = 1; k < n; k++) fns[k] = fcp_fns[ix].readers;
           stats_begin();
@@ -277,20 +268,21 @@ static void exp_wakeup(const struct bench_exp *e) {
 static const struct bench_param p_writer_freq[] = {
     {"delay_us", BENCH_P_UINTS, "1,10,100,1000", 0, 10000000, NULL, "the writer's delay between writes"},
     {"ceiling", BENCH_P_CHOICE, "1", 0, 0, "0|1", "also run the no-lock ceiling"},
-    {NULL}};
+    BENCH_PARAM_END};
 static const struct bench_param p_sleepers[] = {
     {"sleepy", BENCH_P_UINTS, "0,1,2,4", 0, 1024, NULL, "readers that yield inside their sections"},
     {"delay_us", BENCH_P_UINT, "100", 0, 10000000, NULL, "the writer's delay between writes"},
-    {NULL}};
+    BENCH_PARAM_END};
 static const struct bench_param p_wakeup[] = {
     {"readers", BENCH_P_UINTS, "1,2,4,8,16", 1, 1024, NULL, "readers parked behind the writer"},
-    {NULL}};
+    BENCH_PARAM_END};
 
 static const struct bench_exp fcp_exps[] = {
     {"writer_freq",
-     "1 writer (param delay_us between writes) + T readers: reader and writer ops/s; impl "
-     "no-lock, the same threads with no lock, is the ceiling (param ceiling=0: skip it)",
-     {&bench_locks, NULL}, 0, NULL, p_writer_freq, true, exp_writer_freq, 0},
+     "1 writer (delay_us between writes; RCU: an update and a grace period) + T readers: "
+     "reader and writer ops/s; no-lock (same threads, no lock) is the ceiling",
+     {&bench_locks, &bench_rcu_flavors, NULL}, BENCH_IMPL_READ_ONLY, "has no write lock",
+     p_writer_freq, true, exp_writer_freq, 0},
     {"sleepers", "1 writer + T readers, param sleepy=K of them yield inside sections: ops/s",
      {&bench_locks, NULL}, BENCH_IMPL_READ_ONLY, "has no write lock", p_sleepers, true, exp_sleepers, 0},
     {"wakeup", "prwlock: K readers parked behind a writer, parallel vs broadcast wake-up: us",

@@ -23,28 +23,21 @@
  *   resize_sync_p50_ns / _p99_ns / _max_ns
  *   grow_sync_ns / shrink_sync_ns    mean, during grows / shrinks only
  *   syncs_per_resize, resizes_per_sec
- * Implementations: rcu (the library's RCU, readmostly/rcu.h), rcu-fence
- * (the same in fence mode: selected alone, since the switch is for good),
- * urcu-memb, urcu-mb, urcu-signal, urcu-qsbr (liburcu-dev, its inline read
- * side).  The family is bench_rcu_hash_family (harness.h).
+ * Implementations: the RCU flavours of rcu_impls.h (bench_rcu_flavors, the
+ * set the RCU family's experiments use): rcu, rcu-fence (run by the
+ * harness in a child process started in fence mode), urcu-memb, urcu-mb,
+ * urcu-signal, urcu-qsbr.  The table's functions are stamped out per
+ * flavour over its inline read side and its synchronize, through a timing
+ * wrapper.  The family is bench_rcu_hash_family (harness.h).
  */
-#include "harness.h"
+#include "exp_rcu.h"
+#include "rcu_impls.h"
 
-#include <readmostly/fcp.h>
-#include <readmostly/rcu.h>
 #include <readmostly/rcu_hash.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#ifdef RM_BENCH_HAVE_URCU
-#define _LGPL_SOURCE 1 /* liburcu's inline read side, as its users build */
-#include <urcu/urcu-mb.h>
-#include <urcu/urcu-memb.h>
-#include <urcu/urcu-qsbr.h>
-#include <urcu/urcu-signal.h>
-#endif
 
 /* ---- one run's shared state --------------------------------------------- */
 
@@ -126,60 +119,21 @@ static void rh_record(uint64_t ns) {
     return NULL;                                                                          \
   }
 
-static void nothing(void) {}
-static void rcu_reg(void) {
-  if (rm_rcu_register_thread() != 0) bench_fatal("rm_rcu_register_thread failed");
-}
-static void rcu_unreg(void) { rm_rcu_unregister_thread(); }
-static void rcu_sync(void) { rm_rcu_synchronize(); }
+/* Every flavour of rcu_impls.h, in RCU_FLAVORS order (bench_rcu_flavors). */
+#define RH_INSTANTIATE(ID, NAME, FL, ENV)                                                   \
+  RH_FLAVOR(rh_##ID, ID##_read_lock, ID##_read_unlock, ID##_synchronize, ID##_register,    \
+            ID##_unregister, ID##_quiescent)
+RCU_FLAVORS(RH_INSTANTIATE)
 
-RH_FLAVOR(rh_rcu, rm_rcu_read_lock, rm_rcu_read_unlock, rcu_sync, rcu_reg, rcu_unreg, nothing)
-
-#ifdef RM_BENCH_HAVE_URCU
-RH_FLAVOR(rh_memb, urcu_memb_read_lock, urcu_memb_read_unlock, urcu_memb_synchronize_rcu,
-          urcu_memb_register_thread, urcu_memb_unregister_thread, nothing)
-RH_FLAVOR(rh_mb, urcu_mb_read_lock, urcu_mb_read_unlock, urcu_mb_synchronize_rcu,
-          urcu_mb_register_thread, urcu_mb_unregister_thread, nothing)
-RH_FLAVOR(rh_signal, urcu_signal_read_lock, urcu_signal_read_unlock,
-          urcu_signal_synchronize_rcu, urcu_signal_register_thread,
-          urcu_signal_unregister_thread, nothing)
-/* QSBR: empty read-side calls; readers are online from registration and
- * announce a quiescent state between batches of lookups. */
-RH_FLAVOR(rh_qsbr, urcu_qsbr_read_lock, urcu_qsbr_read_unlock, urcu_qsbr_synchronize_rcu,
-          urcu_qsbr_register_thread, urcu_qsbr_unregister_thread, urcu_qsbr_quiescent_state)
-#endif
-
-/* The implementations, in the order of rh_names. */
 struct rh_impl {
   int (*init)(struct rm_rcu_hash *, size_t);
   int (*insert)(struct rm_rcu_hash *, uint64_t, struct rm_rcu_hash_node *);
   void (*destroy)(struct rm_rcu_hash *, rm_rcu_hash_free_fn *, void *);
   bench_thread_fn reader, resizer;
 };
-#define RH_IMPL(ID) {ID##_h_init, ID##_h_insert, ID##_h_destroy, ID##_reader, ID##_resizer}
-
-static const struct bench_impl rh_names[] = {
-    {"rcu", 0},
-    {"rcu-fence", BENCH_IMPL_HIDDEN},
-#ifdef RM_BENCH_HAVE_URCU
-    {"urcu-memb", 0},
-    {"urcu-mb", 0},
-    {"urcu-signal", 0},
-    {"urcu-qsbr", 0},
-#endif
-};
-static const struct rh_impl rh_impls[] = {
-    RH_IMPL(rh_rcu),
-    RH_IMPL(rh_rcu), /* rcu-fence: the same code after rm_fcp_switch_to_fence() */
-#ifdef RM_BENCH_HAVE_URCU
-    RH_IMPL(rh_memb),
-    RH_IMPL(rh_mb),
-    RH_IMPL(rh_signal),
-    RH_IMPL(rh_qsbr),
-#endif
-};
-static const struct bench_impl_set rh_set = {"RCU flavours", rh_names,
-                                             sizeof rh_names / sizeof rh_names[0]};
+#define RH_ENTRY(ID, NAME, FL, ENV) \
+  {rh_##ID##_h_init, rh_##ID##_h_insert, rh_##ID##_h_destroy, rh_##ID##_reader, rh_##ID##_resizer},
+static const struct rh_impl rh_impls[] = {RCU_FLAVORS(RH_ENTRY)};
 
 /* One measurement: T readers (+ the resizer), one implementation. */
 static void rh_measure(const struct bench_sel *sel, int nreaders, int resizing, int rep,
@@ -250,20 +204,6 @@ static void exp_rcu_hash(const struct bench_exp *e) {
   /* fixed, resizing (the harness checked the value against the choices) */
   const char *modes = bench_param("mode");
   int want[2] = {strcmp(modes, "resizing") != 0, strcmp(modes, "fixed") != 0};
-  /* rcu-fence turns the whole process to fence mode for good, so it cannot
-   * share a run with rcu (or run before it). */
-  bool fence = false, plain = false;
-  for (int i = 0; i < O.nimpl; i++) {
-    fence |= !strcmp(O.impl[i].name, "rcu-fence");
-    plain |= !strcmp(O.impl[i].name, "rcu");
-  }
-  if (fence && plain)
-    bench_usage_error("rcu-fence switches the process to fence mode for good: run it in a "
-                      "separate invocation from rcu");
-  if (fence) {
-    rm_fcp_switch_to_fence();
-    if (rm_fcp_membarrier_mode()) bench_fatal("rcu-fence: the switch to fence mode failed");
-  }
   for (int mode = 0; mode < 2; mode++) {
     if (!want[mode]) continue;
     for (int ti = 0; ti < O.nthreads; ti++)
@@ -285,7 +225,7 @@ static const struct bench_exp rcu_hash_exps[] = {
     {"rcu_hash",
      "resizable RCU hash table, T readers (param mode=fixed|resizing): lookups/s and "
      "synchronize latency in resizes",
-     {&rh_set, NULL, NULL, NULL}, 0, NULL, p_rcu_hash, true, exp_rcu_hash, 0},
+     {&bench_rcu_flavors, NULL, NULL, NULL}, 0, NULL, p_rcu_hash, true, exp_rcu_hash, 0},
 };
 const struct bench_family bench_rcu_hash_family = {
     "rcu_hash", rcu_hash_exps, sizeof rcu_hash_exps / sizeof rcu_hash_exps[0]};

@@ -558,19 +558,19 @@ static void exp_cs_efficiency(const struct bench_exp *e) {
 /* ---- the family ------------------------------------------------------------- */
 static const struct bench_param p_latency[] = {
     {"op", BENCH_P_CHOICE, "both", 0, 0, "read|write|bias_off|both", "which pairs to time"},
-    {NULL}};
+    BENCH_PARAM_END};
 static const struct bench_param p_interference[] = {
     {"locks", BENCH_P_UINTS, "1,4,16,64,256,1024,4096,8192", 1, 1u << 20, NULL, "locks in the pool"},
-    {NULL}};
+    BENCH_PARAM_END};
 static const struct bench_param p_rwbench[] = {
     {"P", BENCH_P_PROBS, "9/10,1/2,1/10,1/100,1/1000,1/10000", 0, 0, NULL,
      "probability that an operation writes"},
-    {NULL}};
+    BENCH_PARAM_END};
 static const struct bench_param p_hashtable[] = {
-    {"keys", BENCH_P_UINT, "65536", 2, 1u << 26, NULL, "key range (the map is half full)"}, {NULL}};
+    {"keys", BENCH_P_UINT, "65536", 2, 1u << 26, NULL, "key range (the map is half full)"}, BENCH_PARAM_END};
 static const struct bench_param p_cs_efficiency[] = {
     {"readers", BENCH_P_UINTS, "0,1,2,4", 0, 255, NULL, "busy readers beside the timed thread"},
-    {NULL}};
+    BENCH_PARAM_END};
 
 #define LOCKS {&bench_locks, NULL}
 static const struct bench_exp rwlock_exps[] = {

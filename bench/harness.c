@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,12 +32,27 @@
 static const struct bench_family *const families[] = {
     &bench_rwlock_family,
     &bench_fcp_family,
+    &bench_rcu_family,
     &bench_rcu_hash_family,
 };
 #define NFAMILIES (sizeof families / sizeof families[0])
 
 struct opts O;
-int g_go, g_stop;
+int g_go, g_stop, g_ready;
+static int g_started;
+
+/* Every measured thread starts here: it counts itself as started, so that
+ * bench_run_ex can wait for all of them before the clock starts (on a
+ * loaded machine a thread may otherwise first run after the whole run). */
+struct start {
+  bench_thread_fn fn;
+  void *arg;
+};
+static void *thread_start(void *a) {
+  struct start s = *(struct start *)a;
+  __atomic_add_fetch(&g_started, 1, __ATOMIC_RELEASE);
+  return s.fn(s.arg);
+}
 
 void bench_usage_error(const char *fmt, ...) {
   va_list ap;
@@ -309,15 +325,23 @@ uint64_t bench_quantile(const uint64_t *sorted, size_t n, double q) {
 
 /* ---- running threads ---------------------------------------------------------- */
 double bench_run(int n, struct tctx *ctx, bench_thread_fn *fns) {
+  return bench_run_ex(n, ctx, fns, n, 0);
+}
+
+double bench_run_ex(int n, struct tctx *ctx, bench_thread_fn *fns, int npin, int nready) {
   pthread_t *th = (pthread_t *)calloc((size_t)n, sizeof *th);
   if (!th) bench_fatal("out of memory");
   __atomic_store_n(&g_go, 0, __ATOMIC_RELAXED);
   __atomic_store_n(&g_stop, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&g_ready, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&g_started, 0, __ATOMIC_RELAXED);
+  struct start *st = (struct start *)calloc((size_t)n, sizeof *st);
+  if (!st) bench_fatal("out of memory");
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
   for (int i = 0; i < n; i++) {
     pthread_attr_t attr;
     pthread_attr_init(&attr);
-    if (O.pin && n <= ncpu) {
+    if (O.pin && npin <= ncpu && i < npin) {
       /* One thread per CPU: otherwise the scheduler sometimes starts two
        * spinning threads on one CPU and the run measures sched_yield. */
       cpu_set_t set;
@@ -325,10 +349,15 @@ double bench_run(int n, struct tctx *ctx, bench_thread_fn *fns) {
       CPU_SET(i % ncpu, &set);
       pthread_attr_setaffinity_np(&attr, sizeof set, &set);
     }
-    int e = pthread_create(&th[i], &attr, fns[i], &ctx[i]);
+    st[i].fn = fns[i];
+    st[i].arg = &ctx[i];
+    int e = pthread_create(&th[i], &attr, thread_start, &st[i]);
     pthread_attr_destroy(&attr);
     if (e) bench_fatal("pthread_create: %s", strerror(e));
   }
+  while (__atomic_load_n(&g_started, __ATOMIC_ACQUIRE) < n ||
+         __atomic_load_n(&g_ready, __ATOMIC_ACQUIRE) < nready)
+    usleep(100);
   usleep(2000);
   uint64_t t0 = rm_now_ns();
   __atomic_store_n(&g_go, 1, __ATOMIC_RELEASE);
@@ -339,6 +368,7 @@ double bench_run(int n, struct tctx *ctx, bench_thread_fn *fns) {
   uint64_t t1 = rm_now_ns();
   for (int i = 0; i < n; i++) pthread_join(th[i], NULL);
   free(th);
+  free(st);
   return (double)(t1 - t0) / 1e9;
 }
 
@@ -403,7 +433,7 @@ static void usage(FILE *f) {
   for (size_t s = 0; s < ns; s++)
     for (size_t i = 0; i < sets[s]->n; i++) {
       const struct bench_impl *im = &sets[s]->v[i];
-      if (im->flags & BENCH_IMPL_HIDDEN) continue;
+      if (im->flags & (BENCH_IMPL_HIDDEN | BENCH_IMPL_ABSENT)) continue;
       bool dup = false;
       for (size_t t = 0; t < s && !dup; t++)
         for (size_t j = 0; j < sets[t]->n && !dup; j++)
@@ -426,8 +456,13 @@ static void impl_names(const struct bench_exp *e, char *buf, size_t len) {
   for (const struct bench_impl_set *const *s = e->sets; *s; s++)
     for (size_t i = 0; i < (*s)->n && off < len; i++) {
       const struct bench_impl *im = &(*s)->v[i];
-      if (im->flags & (BENCH_IMPL_HIDDEN | e->exclude)) continue;
-      off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? "," : "", im->name);
+      if (im->flags & (BENCH_IMPL_HIDDEN | BENCH_IMPL_ABSENT | e->exclude)) continue;
+      bool dup = false;
+      for (const struct bench_impl_set *const *t = e->sets; t < s && !dup; t++)
+        for (size_t j = 0; j < (*t)->n && !dup; j++)
+          dup = !((*t)->v[j].flags & (BENCH_IMPL_HIDDEN | BENCH_IMPL_ABSENT | e->exclude)) &&
+                strcmp((*t)->v[j].name, im->name) == 0;
+      if (!dup) off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? "," : "", im->name);
     }
 }
 
@@ -437,7 +472,8 @@ static void choose_impls(const char *implarg) {
     for (const struct bench_impl_set *const *s = e->sets; *s; s++)
       for (size_t i = 0; i < (*s)->n && O.nimpl < MAXLIST; i++) {
         const struct bench_impl *im = &(*s)->v[i];
-        if ((im->flags & (BENCH_IMPL_HIDDEN | e->exclude)) || sel_has(im->name)) continue;
+        if ((im->flags & (BENCH_IMPL_HIDDEN | BENCH_IMPL_ABSENT | e->exclude)) || sel_has(im->name))
+          continue;
         O.impl[O.nimpl++] = (struct bench_sel){*s, i, im->name};
       }
     return;
@@ -451,28 +487,102 @@ static void choose_impls(const char *implarg) {
     if (len == 0)
       bench_usage_error("bad --impl '%s' (an empty element): want comma-separated names among %s",
                         implarg, valid);
+    /* The first set that has the name and does not exclude it, else the
+     * first that has it (a lock named like an RCU flavour, say). */
     const struct bench_impl_set *set = NULL;
     size_t idx = 0;
-    for (const struct bench_impl_set *const *s = e->sets; *s && !set; s++)
-      for (size_t i = 0; i < (*s)->n; i++)
-        if (strlen((*s)->v[i].name) == len && strncmp((*s)->v[i].name, p, len) == 0) {
-          set = *s;
-          idx = i;
-          break;
-        }
+    for (int pass = 0; pass < 2 && !set; pass++)
+      for (const struct bench_impl_set *const *s = e->sets; *s && !set; s++)
+        for (size_t i = 0; i < (*s)->n; i++)
+          if (strlen((*s)->v[i].name) == len && strncmp((*s)->v[i].name, p, len) == 0 &&
+              (pass == 1 || !((*s)->v[i].flags & e->exclude))) {
+            set = *s;
+            idx = i;
+            break;
+          }
     if (!set)
       bench_usage_error("unknown implementation '%s' for %s%s; valid: %s", t, O.exp,
-                        strncmp(t, "ck-", 3) == 0    ? " (built without libck-dev?)"
-                        : strncmp(t, "urcu", 4) == 0 ? " (built without liburcu-dev?)"
-                                                     : "",
-                        valid);
+                        strncmp(t, "ck-", 3) == 0 ? " (built without libck-dev?)" : "", valid);
     if (set->v[idx].flags & e->exclude)
       bench_usage_error("%s %s; %s needs one (valid: %s)", t, e->exclude_why, O.exp, valid);
+    if (set->v[idx].flags & BENCH_IMPL_ABSENT) {
+      fprintf(stderr, "readmostly-bench: %s is not built in (its library was not found when "
+              "readmostly-bench was configured): skipped\n", t);
+      if (!p[len]) break;
+      p += len + 1;
+      continue;
+    }
     if (O.nimpl == MAXLIST) bench_usage_error("more than %d implementations", MAXLIST);
     if (!sel_has(set->v[idx].name)) O.impl[O.nimpl++] = (struct bench_sel){set, idx, set->v[idx].name};
     if (!p[len]) break;
     p += len + 1;
   }
+}
+
+/* "VAR=value" is this process's environment already. */
+static bool env_in_force(const char *assign) {
+  const char *eq = strchr(assign, '=');
+  char name[64];
+  snprintf(name, sizeof name, "%.*s", (int)(eq - assign), assign);
+  const char *v = getenv(name);
+  return v && strcmp(v, eq + 1) == 0;
+}
+
+/* Run this program again for one implementation, with `assign` in its
+ * environment: the same arguments but --impl NAME and no --csv; its CSV
+ * rows are passed on (stdout and the --csv file), its '#' lines and header
+ * dropped.  Returns its exit status. */
+static int run_child(int argc, char **argv, const char *name, const char *assign) {
+  char **av = (char **)calloc((size_t)argc + 3, sizeof *av);
+  if (!av) bench_fatal("out of memory");
+  int n = 0;
+  av[n++] = argv[0];
+  av[n++] = argv[1];
+  for (int i = 2; i + 1 < argc; i += 2) {
+    if (strcmp(argv[i], "--impl") == 0 || strcmp(argv[i], "--csv") == 0) continue;
+    av[n++] = argv[i];
+    av[n++] = argv[i + 1];
+  }
+  av[n++] = (char *)"--impl";
+  av[n++] = (char *)name;
+  av[n] = NULL;
+  fflush(stdout);
+  int fd[2];
+  if (pipe(fd) != 0) bench_fatal("pipe: %s", strerror(errno));
+  pid_t pid = fork();
+  if (pid < 0) bench_fatal("fork: %s", strerror(errno));
+  if (pid == 0) {
+    dup2(fd[1], 1);
+    close(fd[0]);
+    close(fd[1]);
+    char *a = strdup(assign);
+    if (!a || putenv(a) != 0 || setenv("READMOSTLY_BENCH_CHILD", "1", 1) != 0) _exit(1);
+    execv("/proc/self/exe", av);
+    fprintf(stderr, "readmostly-bench: cannot run itself again: %s\n", strerror(errno));
+    _exit(1);
+  }
+  close(fd[1]);
+  free(av);
+  FILE *in = fdopen(fd[0], "r");
+  if (!in) bench_fatal("fdopen: %s", strerror(errno));
+  char line[1024];
+  while (fgets(line, sizeof line, in)) {
+    if (line[0] == '#' || strncmp(line, "experiment,", 11) == 0) continue;
+    fputs(line, stdout);
+    fflush(stdout);
+    if (O.csv) {
+      fputs(line, O.csv);
+      fflush(O.csv);
+    }
+  }
+  fclose(in);
+  int st;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(st)) return WEXITSTATUS(st);
+  fprintf(stderr, "readmostly-bench: the run of %s (%s) ended by signal %d\n", name, assign,
+          WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+  return 1;
 }
 
 /* --threads, --reps, --iterations: exit 2 naming the value and the range. */
@@ -541,9 +651,10 @@ int main(int argc, char **argv) {
       char *eq = strchr(argv[i], '=');
       if (!eq || eq == argv[i]) bench_usage_error("bad --param '%s': want key=value", argv[i]);
       if (O.nparam == 16) bench_usage_error("more than 16 --param");
-      *eq = 0;
-      param_check(argv[i], eq + 1);
-      O.pkey[O.nparam] = argv[i];
+      char *key = strndup(argv[i], (size_t)(eq - argv[i]));
+      if (!key) bench_fatal("out of memory");
+      param_check(key, eq + 1);
+      O.pkey[O.nparam] = key;
       O.pval[O.nparam++] = eq + 1;
     } else if (strcmp(a, "--csv") == 0) csvpath = v;
     else if (strcmp(a, "--pin") == 0) {
@@ -556,6 +667,17 @@ int main(int argc, char **argv) {
     }
   }
   choose_impls(implarg);
+  O.child = getenv("READMOSTLY_BENCH_CHILD") != NULL;
+  /* Implementations whose mode must be in force from the start run later,
+   * each in a child process (bench_impl.env). */
+  struct bench_sel later[MAXLIST];
+  int nlater = 0, keep = 0;
+  for (int k = 0; k < O.nimpl; k++) {
+    const char *env = O.impl[k].set->v[O.impl[k].idx].env;
+    if (env && !env_in_force(env)) later[nlater++] = O.impl[k];
+    else O.impl[keep++] = O.impl[k];
+  }
+  O.nimpl = keep;
   if (csvpath) {
     O.csv = fopen(csvpath, "w");
     if (!O.csv) {
@@ -571,6 +693,9 @@ int main(int argc, char **argv) {
     fputs(hdr, O.csv);
   }
   O.e->run(O.e);
+  int rc = 0;
+  for (int k = 0; k < nlater && rc == 0; k++)
+    rc = run_child(argc, argv, later[k].name, later[k].set->v[later[k].idx].env);
   if (O.csv) fclose(O.csv);
-  return 0;
+  return rc;
 }

@@ -50,10 +50,19 @@
  * implementations whose flags meet its `exclude` mask. */
 #define BENCH_IMPL_READ_ONLY 1u /* no write lock (RCU read sides) */
 #define BENCH_IMPL_HIDDEN 2u    /* only by name, never in a default list */
+#define BENCH_IMPL_ABSENT 4u    /* not built in (its library was not found):
+                                   skipped with a note when named */
 
 struct bench_impl {
   const char *name;
   unsigned flags;
+  /* NULL, or "VAR=value": the implementation needs VAR=value in force from
+   * the start of the process (a process-wide, one-way mode).  When it is
+   * not, the harness measures the other implementations, then runs this
+   * one in a child process of its own (the same arguments, --impl NAME,
+   * VAR=value in its environment) and passes its rows on: they follow the
+   * others' instead of being interleaved with them. */
+  const char *env;
 };
 /* The implementations of one family, in its own order: the family keeps
  * whatever else it needs (functions, sizes) in arrays of the same order. */
@@ -85,6 +94,9 @@ struct bench_param {
   const char *help;
 };
 
+/* Ends an experiment's array of parameters. */
+#define BENCH_PARAM_END {NULL, BENCH_P_UINT, NULL, 0, 0, NULL, NULL}
+
 /* ---- experiments ---------------------------------------------------------- */
 struct bench_exp {
   const char *name;
@@ -103,7 +115,8 @@ struct bench_family {
   const struct bench_exp *exps;
   size_t n;
 };
-extern const struct bench_family bench_rwlock_family, bench_fcp_family, bench_rcu_hash_family;
+extern const struct bench_family bench_rwlock_family, bench_fcp_family, bench_rcu_family,
+    bench_rcu_hash_family;
 
 /* ---- options --------------------------------------------------------------- */
 struct opts {
@@ -120,6 +133,7 @@ struct opts {
   int nparam;
   int pin; /* pin thread i to CPU i when threads <= CPUs */
   FILE *csv;
+  bool child; /* a child run for an implementation's env (see bench_impl) */
 };
 extern struct opts O;
 
@@ -156,6 +170,9 @@ struct tctx {
   uint64_t arg;        /* cs_efficiency: 1 = measure writes; writer_freq: delay ns;
                           sleepers: 1 = sleep inside sections */
   uint64_t ticks, ns;  /* cs_efficiency: the measured thread's time */
+  uint64_t errors;     /* RCU readers: objects seen after their grace period */
+  uint64_t *samples;   /* grace_period: one latency per synchronize */
+  uint64_t nsamples, maxsamples;
 } __attribute__((aligned(128)));
 
 typedef void *(*bench_thread_fn)(void *);
@@ -166,10 +183,16 @@ uint64_t ctx_sum(const struct tctx *c, int from, int to);
 /* Start n threads (fns[i] with ctx[i]), release them together, let them run
  * O.duration seconds, stop and join them; returns the measured seconds. */
 double bench_run(int n, struct tctx *ctx, bench_thread_fn *fns);
+/* The same, pinning only the first npin threads (one per CPU, when npin is
+ * at most the CPUs and --pin 1; the others run free), and releasing them
+ * only once nready threads have called bench_ready() (after their set-up,
+ * such as an RCU registration, which a loaded machine may delay). */
+double bench_run_ex(int n, struct tctx *ctx, bench_thread_fn *fns, int npin, int nready);
 
 /* The start and stop flags of bench_run: a thread calls wait_go() once,
  * then loops while !stopped(). */
-extern int g_go, g_stop;
+extern int g_go, g_stop, g_ready;
+static inline void bench_ready(void) { __atomic_add_fetch(&g_ready, 1, __ATOMIC_RELEASE); }
 AI bool stopped(void) { return __atomic_load_n(&g_stop, __ATOMIC_RELAXED) != 0; }
 static inline void wait_go(void) {
   unsigned k = 0;

@@ -7,7 +7,7 @@
 _Static_assert(IMPL_READ_ONLY == BENCH_IMPL_READ_ONLY && IMPL_HIDDEN == BENCH_IMPL_HIDDEN,
                "impls.h's flags are the harness's");
 
-#define LOCK_NAME(ID, NAME, T, FL) {NAME, FL},
+#define LOCK_NAME(ID, NAME, T, FL) {NAME, FL, NULL},
 static const struct bench_impl lock_names[] = {ALL_IMPLS(LOCK_NAME)};
 const struct bench_impl_set bench_locks = {"locks", lock_names, NLOCKS};
 
