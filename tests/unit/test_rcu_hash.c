@@ -20,12 +20,13 @@
  *
  * The torture's oracle:
  *  - readers look up "fixed" keys, inserted before the threads start and
- *    never removed (writers replace their nodes now and then: the old node
- *    is poisoned after the grace period and a reader must never see the
- *    poison or miss the key), while a resizer thread grows and shrinks the table
- *    between 2^M and 2^L buckets (several steps at a time too): any miss is
- *    a failure (a zip or unzip step that took a node out of its own
- *    bucket's chain while a reader walked it);
+ *    never removed, while a resizer thread grows and shrinks the table
+ *    between 2^M and 2^L buckets (one step at a time, several every 8th
+ *    resize): any miss is a failure (a zip or unzip step that took a node
+ *    out of its own bucket's chain while a reader walked it).  Writers
+ *    replace the nodes of HOT of them now and then: the old node is
+ *    poisoned after the grace period, and a reader must never see the
+ *    poison nor miss the key;
  *  - readers look up "volatile" keys that writers keep inserting and
  *    removing: a node found must carry its key's check word; a writer
  *    poisons the word after the grace period, just before free(), so a
@@ -37,6 +38,8 @@
  *  - after each resize, and at the end, every chain holds only the keys of
  *    its own bucket (the unzip ran to the end), and at the end the table
  *    holds exactly the fixed keys and the writers' present keys.
+ * A run lasts --seconds, and up to twice as long again until MIN_RESIZES
+ * resizes have run (never a failure: more coverage on a busy machine).
  */
 #include "test.h"
 
