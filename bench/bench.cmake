@@ -8,7 +8,8 @@ find_path(RM_URCU_INCLUDE urcu/urcu-memb.h PATHS /usr/include/${CMAKE_LIBRARY_AR
 find_library(RM_URCU_MEMB_LIB urcu-memb)
 find_library(RM_URCU_COMMON_LIB urcu-common)
 
-add_executable(readmostly-bench harness.c locks.c exp_rwlock.c exp_fcp.c exp_rcu.c exp_rcu_hash.c)
+add_executable(readmostly-bench harness.c locks.c exp_rwlock.c exp_fcp.c exp_rcu.c exp_dlist.c
+               exp_rcu_hash.c)
 target_link_libraries(readmostly-bench PRIVATE readmostly_static)
 target_include_directories(readmostly-bench PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 if(RM_BENCH_HAVE_CK)
@@ -65,7 +66,8 @@ set(RM_BENCH_SMOKE
   "grace_period|--param|readers=0,3|--param|callers=1,2"
   "grace_period:mixed|--param|readers=1|--param|sleepy=1|--param|idle=2"
   "rcu_batch|--threads|1,3|--param|batch=1,100"
-  "rcu_hash|--threads|1,3|--param|mode=both|--param|items=4096|--param|buckets=512")
+  "rcu_hash|--threads|1,3|--param|mode=both|--param|items=4096|--param|buckets=512"
+  "dlist|--threads|1,3|--param|update=1,50|--param|size=100")
 # An entry's name is its experiment, or EXPERIMENT:VARIANT.
 foreach(spec ${RM_BENCH_SMOKE})
   string(REPLACE "|" ";" args "${spec}")
@@ -100,6 +102,7 @@ set(RM_BENCH_REJECT
   "param_twice|--param readers given twice|cs_efficiency|--param|readers=1|--param|readers=2"
   "impl_unknown|unknown implementation 'nope' for readers. valid: ba,bravo-ba|readers|--impl|nope"
   "impl_empty|bad --impl 'ba,,futex' .an empty element.*names among ba,|readers|--impl|ba,,futex"
+  "param_percent|bad update=0.1,101: want comma-separated percentages in .0, 100.|dlist|--param|update=0.1,101"
   "impl_no_write|urcu-memb has no write lock. test_rwlock needs one .valid: ba,|test_rwlock|--impl|urcu-memb")
 foreach(spec ${RM_BENCH_REJECT})
   string(REPLACE "|" ";" args "${spec}")

@@ -33,6 +33,7 @@ static const struct bench_family *const families[] = {
     &bench_rwlock_family,
     &bench_fcp_family,
     &bench_rcu_family,
+    &bench_dlist_family,
     &bench_rcu_hash_family,
 };
 #define NFAMILIES (sizeof families / sizeof families[0])
@@ -153,6 +154,33 @@ bool bench_parse_prob(const char *s, double *p) {
   return *p >= 0 && *p <= 1;
 }
 
+bool bench_parse_percent(const char *s, double *p) {
+  char *end;
+  *p = strtod(s, &end);
+  return end != s && *end == 0 && *p >= 0 && *p <= 100;
+}
+
+/* Split a comma-separated list into elements of at most 31 characters;
+ * returns the count, or -1 (an empty or too long element, or too many). */
+static int split_list(const char *val, char (*text)[32], int max) {
+  int n = 0;
+  for (const char *p = val;; n++) {
+    size_t len = strcspn(p, ",");
+    if (len == 0 || len > 31 || n == max) return -1;
+    snprintf(text[n], 32, "%.*s", (int)len, p);
+    if (!p[len]) return n + 1;
+    p += len + 1;
+  }
+}
+
+int bench_param_percents(const char *key, double *out, char (*text)[32], int max) {
+  int n = split_list(bench_param(key), text, max);
+  for (int i = 0; i < n; i++)
+    if (!bench_parse_percent(text[i], &out[i])) n = -1;
+  if (n < 0) bench_fatal("parameter %s of %s was not checked", key, O.exp);
+  return n;
+}
+
 /* The declared parameters of e with their defaults, for messages. */
 static void param_names(const struct bench_exp *e, char *buf, size_t len) {
   size_t off = 0;
@@ -204,6 +232,18 @@ static void param_check(const char *key, const char *val) {
       if (!p[len]) break;
       p += len + 1;
     }
+    break;
+  }
+  case BENCH_P_PERCENTS: {
+    char text[MAXLIST][32];
+    double pc;
+    n = split_list(val, text, MAXLIST);
+    for (int i = 0; i < n; i++)
+      if (!bench_parse_percent(text[i], &pc)) n = -1;
+    if (n < 0)
+      bench_usage_error("bad %s=%s: want comma-separated percentages in [0, 100] such as 0.1,1, "
+                        "at most %d (%s; default %s)",
+                        key, val, MAXLIST, d->help, d->def);
     break;
   }
   case BENCH_P_CHOICE: {
@@ -502,7 +542,10 @@ static void choose_impls(const char *implarg) {
           }
     if (!set)
       bench_usage_error("unknown implementation '%s' for %s%s; valid: %s", t, O.exp,
-                        strncmp(t, "ck-", 3) == 0 ? " (built without libck-dev?)" : "", valid);
+                        strncmp(t, "ck-", 3) == 0    ? " (built without libck-dev?)"
+                        : strncmp(t, "urcu", 4) == 0 ? " (built without liburcu-dev?)"
+                                                     : "",
+                        valid);
     if (set->v[idx].flags & e->exclude)
       bench_usage_error("%s %s; %s needs one (valid: %s)", t, e->exclude_why, O.exp, valid);
     if (set->v[idx].flags & BENCH_IMPL_ABSENT) {

@@ -10,6 +10,8 @@
  *   exp_fcp.c     the FCP paper's user-level experiments (writer_freq,
  *                 sleepers, wakeup)
  *   exp_rcu.c     the RCU experiments over the flavours of rcu_impls.h
+ *   exp_dlist.c   the RLU paper's kernel-list experiment (Fig. 9): a doubly
+ *                 linked list on RLU against liburcu's RCU list
  *   exp_rcu_hash.c  rcu_hash: the resizable RCU hash table on each flavour
  *
  * A family exports one `const struct bench_family`: its experiments, each
@@ -84,6 +86,7 @@ enum bench_pkind {
   BENCH_P_PROBS,  /* comma-separated probabilities: 0.5, 1/2, 9/10 */
   BENCH_P_CHOICE, /* one of `choices` (separated by '|') */
   BENCH_P_UINT,   /* one integer in [min, max] */
+  BENCH_P_PERCENTS, /* comma-separated percentages in [0, 100]: 0.1,1 */
 };
 struct bench_param {
   const char *key;
@@ -116,7 +119,7 @@ struct bench_family {
   size_t n;
 };
 extern const struct bench_family bench_rwlock_family, bench_fcp_family, bench_rcu_family,
-    bench_rcu_hash_family;
+    bench_dlist_family, bench_rcu_hash_family;
 
 /* ---- options --------------------------------------------------------------- */
 struct opts {
@@ -144,6 +147,12 @@ const char *bench_param(const char *key);
 int bench_param_uints(const char *key, uint64_t *out, int max);
 /* One number (BENCH_P_UINT). */
 uint64_t bench_param_uint(const char *key);
+/* A list parameter of percentages (BENCH_P_PERCENTS): each value and its
+ * text as given (for the CSV's param column); returns the count. */
+int bench_param_percents(const char *key, double *out, char (*text)[32], int max);
+/* Parse one percentage ("0.1", "25"); false when malformed or outside
+ * [0, 100]. */
+bool bench_parse_percent(const char *s, double *p);
 /* Parse one probability ("0.5", "1/2"); false when malformed. */
 bool bench_parse_prob(const char *s, double *p);
 
