@@ -8,8 +8,8 @@ find_path(RM_URCU_INCLUDE urcu/urcu-memb.h PATHS /usr/include/${CMAKE_LIBRARY_AR
 find_library(RM_URCU_MEMB_LIB urcu-memb)
 find_library(RM_URCU_COMMON_LIB urcu-common)
 
-add_executable(readmostly-bench harness.c locks.c exp_rwlock.c exp_fcp.c exp_rcu.c exp_dlist.c
-               exp_rcu_hash.c)
+add_executable(readmostly-bench harness.c locks.c exp_rwlock.c exp_fcp.c exp_rcu.c exp_citrus.c
+               exp_rlu.c exp_dlist.c exp_rcu_hash.c)
 target_link_libraries(readmostly-bench PRIVATE readmostly_static)
 target_include_directories(readmostly-bench PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 if(RM_BENCH_HAVE_CK)
@@ -67,6 +67,11 @@ set(RM_BENCH_SMOKE
   "grace_period:mixed|--param|readers=1|--param|sleepy=1|--param|idle=2"
   "rcu_batch|--threads|1,3|--param|batch=1,100"
   "rcu_hash|--threads|1,3|--param|mode=both|--param|items=4096|--param|buckets=512"
+  "citrus|--threads|1,3|--param|update=20|--param|range=2000"
+  "rlu_list|--threads|1,3|--param|update=0,40|--param|size=200"
+  "rlu_hash|--threads|3|--param|update=20|--param|size=2000|--param|buckets=20"
+  "rlu_stress|--threads|1,3|--param|size=500|--param|buckets=500"
+  "rlu_read|--impl|rlu,rlu-fence,rcu,urcu-memb"
   "dlist|--threads|1,3|--param|update=1,50|--param|size=100")
 # An entry's name is its experiment, or EXPERIMENT:VARIANT.
 foreach(spec ${RM_BENCH_SMOKE})
@@ -102,8 +107,13 @@ set(RM_BENCH_REJECT
   "param_twice|--param readers given twice|cs_efficiency|--param|readers=1|--param|readers=2"
   "impl_unknown|unknown implementation 'nope' for readers. valid: ba,bravo-ba|readers|--impl|nope"
   "impl_empty|bad --impl 'ba,,futex' .an empty element.*names among ba,|readers|--impl|ba,,futex"
-  "param_percent|bad update=0.1,101: want comma-separated percentages in .0, 100.|dlist|--param|update=0.1,101"
-  "impl_no_write|urcu-memb has no write lock. test_rwlock needs one .valid: ba,|test_rwlock|--impl|urcu-memb")
+  "impl_no_write|urcu-memb has no write lock. test_rwlock needs one .valid: ba,|test_rwlock|--impl|urcu-memb"
+  "rlu_update_range|bad update=2,101: want comma-separated percentages in .0, 100.|rlu_list|--param|update=2,101"
+  "rlu_list_buckets|unknown parameter 'buckets' for rlu_list. its parameters: update=|rlu_list|--param|buckets=10"
+  "rlu_stress_update|unknown parameter 'update' for rlu_stress|rlu_stress|--param|update=50"
+  "rlu_size_list|bad size=10,20 .a list where one value is wanted|rlu_hash|--param|size=10,20"
+  "rlu_read_impl|unknown implementation 'rlu-defer' for rlu_read. valid: rlu,rlu-fence,rcu|rlu_read|--impl|rlu-defer"
+  "param_percent|bad update=0.1,101: want comma-separated percentages in .0, 100.|dlist|--param|update=0.1,101")
 foreach(spec ${RM_BENCH_REJECT})
   string(REPLACE "|" ";" args "${spec}")
   list(GET args 0 name)

@@ -33,6 +33,8 @@ static const struct bench_family *const families[] = {
     &bench_rwlock_family,
     &bench_fcp_family,
     &bench_rcu_family,
+    &bench_citrus_family,
+    &bench_rlu_family,
     &bench_dlist_family,
     &bench_rcu_hash_family,
 };

@@ -10,6 +10,9 @@
  *   exp_fcp.c     the FCP paper's user-level experiments (writer_freq,
  *                 sleepers, wakeup)
  *   exp_rcu.c     the RCU experiments over the flavours of rcu_impls.h
+ *   exp_citrus.c  the Citrus tree on RCU and on RLU (the RLU paper's Fig. 8)
+ *   exp_rlu.c     the RLU paper's set experiments over bench/sets/sets.h,
+ *                 and RLU's section entry beside RCU's read pairs
  *   exp_dlist.c   the RLU paper's kernel-list experiment (Fig. 9): a doubly
  *                 linked list on RLU against liburcu's RCU list
  *   exp_rcu_hash.c  rcu_hash: the resizable RCU hash table on each flavour
@@ -119,7 +122,7 @@ struct bench_family {
   size_t n;
 };
 extern const struct bench_family bench_rwlock_family, bench_fcp_family, bench_rcu_family,
-    bench_dlist_family, bench_rcu_hash_family;
+    bench_citrus_family, bench_rlu_family, bench_dlist_family, bench_rcu_hash_family;
 
 /* ---- options --------------------------------------------------------------- */
 struct opts {

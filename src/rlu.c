@@ -41,6 +41,8 @@
  *   W2  writer: clock store, release.
  *   W3  writer: full fence after the clock step, before synchronize's loads.
  *   W4  writer: write clock reset to UINT64_MAX, release, after the unlocks.
+ *   W5  writer, fence-free entry: one membarrier when some context's even
+ *       run counter may hide an odd one (see synchronize).
  *   R4  reader: local clock store is release; pairs with S2.
  *   S1  synchronize: run counter loads acquire (pairs with R3).
  *   S2  synchronize: local clock loads acquire (pairs with R4): a context
@@ -49,6 +51,9 @@
  */
 #define _GNU_SOURCE
 #include <readmostly/rlu.h>
+#include <readmostly/fcp.h>
+
+#include "env.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -94,18 +99,14 @@ struct log_mark {
 
 /* ---- contexts ---------------------------------------------------------- */
 struct rm_rlu_ctx {
-  /* Read by other contexts (synchronize, dereference). */
-  uint64_t run_cnt;        /* odd: inside a section */
-  uint64_t local_clock;
-  uint64_t write_clock;    /* UINT64_MAX: nothing to steal */
-  uint64_t unlocks;        /* bumped (release) after each batch of unlocks */
-  uint32_t sync_request;   /* deferral: another writer needs our locks */
-  char pad0[RM_CACHE_SECTOR - 4 * sizeof(uint64_t) - sizeof(uint32_t)];
+  /* Read by other contexts (synchronize, dereference) and by the inline
+   * section entry and exit (rlu.h). */
+  struct rm_rlu_ctx_hot h;
+  char pad0[RM_CACHE_SECTOR - sizeof(struct rm_rlu_ctx_hot)];
   /* Private to the owning thread. */
-  bool is_writer;
   bool holds_writer_lock;
   bool in_use;             /* under the registry lock */
-  uint64_t section;
+  uint64_t section;        /* run counter of the section that took the mark */
   size_t slot;
   struct rlu_log log[2];
   int cur;                 /* log[cur] takes this section's copies */
@@ -114,8 +115,10 @@ struct rm_rlu_ctx {
   size_t nfrees, capfrees;
   size_t frees_mark;       /* nfrees at section entry */
   unsigned ndeferred;      /* committed sections whose synchronize is deferred */
+  struct pending { rm_rlu_ctx *o; uint64_t r; } *unsure; /* synchronize scratch */
+  size_t unsure_cap;
   rm_rlu_ctx *conflict_owner; /* try_lock met its lock: abort waits a little */
-  uint64_t conflict_seen;  /* conflict_owner->unlocks then */
+  uint64_t conflict_seen;  /* conflict_owner->h.unlocks then */
   /* Statistics: written by the owner with relaxed stores, read by others. */
   struct rm_rlu_stats st;
 } RM_ALIGNED;
@@ -129,7 +132,6 @@ struct segment {
 };
 
 static struct {
-  uint64_t clock RM_ALIGNED;       /* the global clock */
   uint32_t clock_lock RM_ALIGNED;  /* the clock step (committing writers only) */
   size_t high RM_ALIGNED;          /* slots below this may be live */
   struct segment *segs;
@@ -141,12 +143,16 @@ static struct {
   struct rm_rlu_stats retired;     /* counters of departed contexts */
   pthread_key_t key;
   pthread_once_t key_once;
+  rm_fcp_domain_t *fcp;            /* fence-free entry: one FCP record per thread */
 } g = {
     .reg_lock = PTHREAD_MUTEX_INITIALIZER,
     .writer_lock = PTHREAD_MUTEX_INITIALIZER,
     .opt = {.flavor = RM_RLU_FINE, .log_chunk = 4096},
     .key_once = PTHREAD_ONCE_INIT,
 };
+
+/* The clock and the entry mode, read by every section entry (rlu.h). */
+RM_API struct rm_rlu_global rm_rlu_global;
 
 #ifdef READMOSTLY_RLU_TEST_HOOKS
 RM_API void (*rm_rlu_test_hook)(enum rm_rlu_hook point, rm_rlu_ctx *self);
@@ -250,6 +256,16 @@ static void log_truncate(struct rlu_log *l, const struct log_mark *m) {
   l->bytes = m->bytes;
 }
 
+/* The section's first write (try_lock, free, the writer lock): remember
+ * where its copies and frees begin, for an abort. */
+static void first_write(rm_rlu_ctx *c) {
+  if (c->h.is_writer) return;
+  c->h.is_writer = 1;
+  c->section = c->h.run_cnt;
+  c->frees_mark = c->nfrees;
+  log_mark(&c->log[c->cur], &c->mark);
+}
+
 static void entry_unlock(rm_rlu_ctx *c, struct rm_rlu_entry *e) {
   (void)c;
   /* L3: release; a section that sees NULL sees the object as written back. */
@@ -275,9 +291,30 @@ RM_API int rm_rlu_init(const struct rm_rlu_options *opt) {
     pthread_mutex_unlock(&g.reg_lock);
     return EBUSY;
   }
+#ifdef RM_TSAN
+  /* ThreadSanitizer cannot see the order a membarrier gives. */
+  o.fence_free = false;
+#endif
+  /* The fence-free entry is withheld for now: one run of
+   * stress.rlu.accounts.fence-free.debug-yield (1 in about 20) showed a
+   * reader whose account changed inside its own section (docs/rlu.md,
+   * "Section entry").  Requests fall back to the fenced entry, as without
+   * membarrier; READMOSTLY_RLU_FENCE_FREE=1 lets work on that bug use it. */
+  if (o.fence_free && !rm_env_flag("READMOSTLY_RLU_FENCE_FREE")) o.fence_free = false;
+  if (o.fence_free && !rm_membarrier_available()) o.fence_free = false;
+  if (o.fence_free && g.fcp == NULL && rm_fcp_domain_create(&g.fcp) != 0) {
+    pthread_mutex_unlock(&g.reg_lock);
+    return ENOMEM;
+  }
   g.opt = o;
+  rm_atomic_store_relaxed(&rm_rlu_global.fence_free, o.fence_free ? 1u : 0u);
   pthread_mutex_unlock(&g.reg_lock);
   return 0;
+}
+
+RM_API bool rm_rlu_fence_free(void) {
+  return rm_atomic_load_relaxed(&rm_rlu_global.fence_free) &&
+         (rm_atomic_load_relaxed(&rm_fcp_mode) & RM_FCP_NOFENCE);
 }
 
 RM_API void rm_rlu_options_get(struct rm_rlu_options *out) {
@@ -288,7 +325,7 @@ RM_API void rm_rlu_options_get(struct rm_rlu_options *out) {
 
 RM_API size_t rm_rlu_ctx_id(const rm_rlu_ctx *c) { return c->slot; }
 
-RM_API uint64_t rm_rlu_clock(void) { return rm_atomic_load_acquire(&g.clock); }
+RM_API uint64_t rm_rlu_clock(void) { return rm_atomic_load_acquire(&rm_rlu_global.clock); }
 
 /* ---- registration ------------------------------------------------------ */
 static void stats_add(struct rm_rlu_stats *to, const struct rm_rlu_stats *from) {
@@ -298,16 +335,18 @@ static void stats_add(struct rm_rlu_stats *to, const struct rm_rlu_stats *from) 
   to->steals += rm_atomic_load_relaxed(&from->steals);
   to->syncs += rm_atomic_load_relaxed(&from->syncs);
   to->sync_waits += rm_atomic_load_relaxed(&from->sync_waits);
+  to->sync_wait_iters += rm_atomic_load_relaxed(&from->sync_wait_iters);
   to->log_chunks += rm_atomic_load_relaxed(&from->log_chunks);
   to->frees += rm_atomic_load_relaxed(&from->frees);
   to->deferred += rm_atomic_load_relaxed(&from->deferred);
   to->sync_requests += rm_atomic_load_relaxed(&from->sync_requests);
+  to->barriers += rm_atomic_load_relaxed(&from->barriers);
 }
 
 static void on_thread_exit(void *arg) {
   rm_rlu_ctx *c = arg;
   if (c != NULL && c->in_use) {
-    if (c->run_cnt & 1) rm_rlu_abort(c);
+    if (c->h.run_cnt & 1) rm_rlu_abort(c);
     rm_rlu_thread_unregister(c);
   }
 }
@@ -342,21 +381,35 @@ RM_API rm_rlu_ctx *rm_rlu_thread_register(void) {
     if (c == NULL) goto nomem;
     memset(c, 0, sizeof *c);
     c->slot = i;
-    c->write_clock = NO_CLOCK;
+    c->h.write_clock = NO_CLOCK;
     /* Published with release: synchronize reads the slot with acquire. */
     rm_atomic_store_release(slot_ref(i), c);
     g.nslots = i + 1;
   }
   c->in_use = true;
-  c->is_writer = false;
+  c->h.is_writer = 0;
   c->cur = 0;
   /* The run counter is kept across reuse: a synchronize may have sampled
    * the previous owner's value and waits only for it to change. */
   if (c->slot + 1 > rm_atomic_load_relaxed(&g.high))
     rm_atomic_store_seq_cst(&g.high, c->slot + 1);
   g.nlive++;
+  bool ff = g.opt.fence_free;
   pthread_mutex_unlock(&g.reg_lock);
+  /* Fence-free entry: this thread gets a record of RLU's FCP domain.  The
+   * first claim in the process lets readers skip their fence (FCP's mode);
+   * if membarrier later fails, FCP's switch to fence mode waits for every
+   * thread with a record, ours included, to pass a barrier. */
+  if (ff && rm_fcp_self(g.fcp) == NULL) {
+    rm_rlu_thread_unregister(c);
+    errno = ENOMEM;
+    return NULL;
+  }
   (void)pthread_setspecific(g.key, c);
+  /* A writer whose synchronize read `high` before our store above, and so
+   * does not look at this slot, stepped the clock before its fence; this
+   * fence pairs with that one, so our first section reads that clock. */
+  rm_fence_store_load();
   return c;
 nomem:
   pthread_mutex_unlock(&g.reg_lock);
@@ -369,7 +422,7 @@ static void flush(rm_rlu_ctx *c);
 
 RM_API void rm_rlu_thread_unregister(rm_rlu_ctx *c) {
   if (c == NULL) return;
-  RM_ASSERT(!(c->run_cnt & 1), "rm_rlu_thread_unregister inside a section");
+  RM_ASSERT(!(c->h.run_cnt & 1), "rm_rlu_thread_unregister inside a section");
   flush(c); /* deferred sections are committed, never lost */
   /* The log used by the last commit may still be read by stealers that
    * started before that commit finished: one more grace period, then both
@@ -384,6 +437,10 @@ RM_API void rm_rlu_thread_unregister(rm_rlu_ctx *c) {
   free(c->frees);
   c->frees = NULL;
   c->nfrees = c->capfrees = 0;
+  free(c->unsure);
+  c->unsure = NULL;
+  c->unsure_cap = 0;
+  if (g.fcp != NULL) (void)rm_fcp_domain_leave(g.fcp); /* the caller's record, if any */
   pthread_mutex_lock(&g.reg_lock);
   stats_add(&g.retired, &c->st);
   memset(&c->st, 0, sizeof c->st);
@@ -409,10 +466,11 @@ RM_API void *rm_rlu_alloc(size_t size) {
 RM_API int rm_rlu_free(rm_rlu_ctx *c, void *obj) {
   if (obj == NULL) return 0;
   obj = rm_rlu_actual(obj);
-  if (c == NULL || !(c->run_cnt & 1)) {
+  if (c == NULL || !(c->h.run_cnt & 1)) {
     free(RM_RLU_HDR(obj));
     return 0;
   }
+  first_write(c);
   if (c->nfrees == c->capfrees) {
     size_t n = c->capfrees ? c->capfrees * 2 : 16;
     void **f = realloc(c->frees, n * sizeof *f);
@@ -420,33 +478,17 @@ RM_API int rm_rlu_free(rm_rlu_ctx *c, void *obj) {
     c->frees = f;
     c->capfrees = n;
   }
+  first_write(c);
   c->frees[c->nfrees++] = obj;
-  c->is_writer = true;
   return 0;
 }
 
 /* ---- sections ---------------------------------------------------------- */
-RM_API bool rm_rlu_in_section(const rm_rlu_ctx *c) { return (c->run_cnt & 1) != 0; }
+RM_STATIC_ASSERT(offsetof(struct rm_rlu_ctx, h) == 0, "rlu.h casts a context to its hot part");
 
-RM_API void rm_rlu_reader_lock(rm_rlu_ctx *c) {
-  RM_ASSERT(!(c->run_cnt & 1), "rm_rlu_reader_lock: already inside a section");
-  if (RM_UNLIKELY(c->ndeferred != 0) && rm_atomic_load_relaxed(&c->sync_request)) flush(c);
-  c->is_writer = false;
-  c->frees_mark = c->nfrees;
-  c->section++;
-  log_mark(&c->log[c->cur], &c->mark);
-  rm_atomic_store_relaxed(&c->run_cnt, c->run_cnt + 1);
-  /* R1: the odd run counter is visible before the clock is read (pairs with
-   * W3: a writer that misses this store has already stepped the clock, and
-   * this load sees the step). */
-  rm_fence_store_load();
-  /* R2: acquire pairs with the step's release store (W2). */
-  uint64_t l = rm_atomic_load_acquire(&g.clock);
-  /* R4: release; a synchronize that reads this clock (S2) may skip us
-   * without seeing our run counter move: the release carries our earlier
-   * sections' reads (ordered before this store by R1's full fence, and by
-   * this release in the C11 model) to the writer's write-back. */
-  rm_atomic_store_release(&c->local_clock, l);
+/* Deferral: a writer asked for our locks (the inline entry saw `deferred`). */
+RM_API void rm_rlu_checkpoint_slowpath(rm_rlu_ctx *c) {
+  if (c->ndeferred != 0 && rm_atomic_load_relaxed(&c->h.sync_request)) flush(c);
 }
 
 RM_API void *rm_rlu_deref_slowpath(rm_rlu_ctx *c, void *obj, void *copy) {
@@ -456,8 +498,8 @@ RM_API void *rm_rlu_deref_slowpath(rm_rlu_ctx *c, void *obj, void *copy) {
   RM_DEBUG_YIELD();
   /* D1: acquire; pairs with W2 (through R2: the clock we read is the step's
    * or later, so this load sees the write clock it published) and with W4. */
-  uint64_t wc = rm_atomic_load_acquire(&owner->write_clock);
-  if (wc <= c->local_clock) {
+  uint64_t wc = rm_atomic_load_acquire(&owner->h.write_clock);
+  if (wc <= c->h.local_clock) {
     STAT(c, steals);
     return copy;
   }
@@ -471,13 +513,14 @@ static void free_pending(rm_rlu_ctx *c) {
 }
 
 RM_API int rm_rlu_try_lock(rm_rlu_ctx *c, void **pobj) {
-  RM_ASSERT(c->run_cnt & 1, "rm_rlu_try_lock outside a section");
+  RM_ASSERT(c->h.run_cnt & 1, "rm_rlu_try_lock outside a section");
   void *obj = rm_rlu_actual(*pobj);
   struct rm_rlu_obj_hdr *h = RM_RLU_HDR(obj);
-  c->is_writer = true;
+  first_write(c);
   /* L1 again: a lock we see comes with its entry. */
   void *copy = rm_atomic_load_acquire(&h->copy);
   if (copy != NULL) {
+  locked:;
     struct rm_rlu_entry *oe = ENTRY_OF_COPY(copy);
     rm_rlu_ctx *owner = rm_atomic_load_relaxed(&oe->owner);
     if (owner == c) {
@@ -487,17 +530,17 @@ RM_API int rm_rlu_try_lock(rm_rlu_ctx *c, void **pobj) {
       }
       /* Locked by one of our deferred sections: its copy must not change
        * under an abort of this one.  Fail; our checkpoint will flush. */
-      rm_atomic_store_relaxed(&c->sync_request, 1u);
+      rm_atomic_store_relaxed(&c->h.sync_request, 1u);
       STAT(c, conflicts);
       return EBUSY;
     }
     c->conflict_owner = owner;
-    c->conflict_seen = rm_atomic_load_acquire(&owner->unlocks);
+    c->conflict_seen = rm_atomic_load_acquire(&owner->h.unlocks);
     if (g.opt.max_defer > 1) {
       /* Ask the owner to flush (an atomic store: several requesters may
        * ask at once).  If it has already flushed, the store is harmless:
        * its next checkpoint flushes nothing. */
-      rm_atomic_store_relaxed(&owner->sync_request, 1u);
+      rm_atomic_store_relaxed(&owner->h.sync_request, 1u);
       STAT(c, sync_requests);
     }
     STAT(c, conflicts);
@@ -517,16 +560,14 @@ RM_API int rm_rlu_try_lock(rm_rlu_ctx *c, void **pobj) {
   /* L2: release publishes the entry to L1 readers; acquire orders our copy
    * after the previous owner's write-back (its unlock is L3). */
   if (!rm_atomic_cas_acq_rel(&h->copy, &expect, copy)) {
-    /* Give the space back: the entry is the last thing in the log. */
+    /* Give the space back: the entry is the last thing in the log.  Then
+     * treat the winner's lock as if we had seen it first (the CAS's
+     * acquire on failure gives us its entry). */
     struct chunk *ch = c->log[c->cur].cur;
     ch->used -= need;
     c->log[c->cur].bytes -= need;
-    if (rm_atomic_load_relaxed(&ENTRY_OF_COPY(expect)->owner) == c) {
-      *pobj = expect; /* cannot happen: only we lock for us */
-      return 0;
-    }
-    STAT(c, conflicts);
-    return EBUSY;
+    copy = expect;
+    goto locked;
   }
   memcpy(copy, obj, h->size);
   *pobj = copy;
@@ -541,17 +582,19 @@ RM_API int rm_rlu_lock(rm_rlu_ctx *c, void **pobj) {
 }
 
 RM_API void rm_rlu_writer_lock(rm_rlu_ctx *c) {
-  RM_ASSERT(!(c->run_cnt & 1), "rm_rlu_writer_lock inside a section (use try_writer_lock)");
+  RM_ASSERT(!(c->h.run_cnt & 1), "rm_rlu_writer_lock inside a section (use try_writer_lock)");
   pthread_mutex_lock(&g.writer_lock);
   c->holds_writer_lock = true;
   rm_rlu_reader_lock(c);
+  first_write(c); /* the exit must release the lock */
 }
 
 RM_API int rm_rlu_try_writer_lock(rm_rlu_ctx *c) {
-  RM_ASSERT(c->run_cnt & 1, "rm_rlu_try_writer_lock outside a section");
+  RM_ASSERT(c->h.run_cnt & 1, "rm_rlu_try_writer_lock outside a section");
   if (c->holds_writer_lock) return 0;
   if (pthread_mutex_trylock(&g.writer_lock) != 0) return EBUSY;
   c->holds_writer_lock = true;
+  first_write(c);
   return 0;
 }
 
@@ -563,10 +606,69 @@ static void release_writer_lock(rm_rlu_ctx *c) {
 }
 
 /* ---- synchronize ------------------------------------------------------- */
-/* Wait until every section that began before the clock reached wc is over. */
+/* Wait for the section of o with run counter r, if it began before the
+ * step that produced wc. */
+static void wait_section(rm_rlu_ctx *self, rm_rlu_ctx *o, uint64_t r, uint64_t wc) {
+  if (!(r & 1)) return;
+  /* S2: acquire, pairs with R4.  A clock >= wc may come from a later
+   * section than the one whose run counter we sampled: that section
+   * began after the step, and the sampled one is over. */
+  if (rm_atomic_load_acquire(&o->h.local_clock) >= wc) return; /* began after the step */
+  STAT(self, sync_waits);
+  rm_backoff_t b = RM_BACKOFF_INIT;
+  uint64_t iters = 0;
+  for (;;) {
+    rm_backoff_wait(&b);
+    iters++;
+    if (rm_atomic_load_acquire(&o->h.run_cnt) != r) break; /* S1 */
+    if (rm_atomic_load_acquire(&o->h.local_clock) >= wc) break; /* S2 */
+  }
+  /* Counted once per waited-for context, after the wait (statistics on). */
+  if (RM_UNLIKELY(g.opt.stats))
+    rm_atomic_store_relaxed(&self->st.sync_wait_iters, self->st.sync_wait_iters + iters);
+}
+
+/* Readers of this process may have skipped their fence. */
+static bool readers_unfenced(void) {
+  return rm_atomic_load_relaxed(&rm_rlu_global.fence_free) &&
+         !(rm_atomic_load_acquire(&rm_fcp_mode) & RM_FCP_WRITERS_FENCE);
+}
+
+/* W5: every thread of the process passes a full barrier (FCP's switch to
+ * fence mode stands in when membarrier fails; it returns once every thread
+ * with a record has passed one). */
+static void barrier_all(void) {
+  if (rm_membarrier() != 0) rm_fcp_switch_to_fence();
+}
+
+/*
+ * Wait until every section that began before the clock reached wc is over.
+ *
+ * Fenced entry: after W3, an even run counter means "not in a section that
+ * began before the step" (R1/W3 Dekker).  Fence-free entry: an even counter
+ * may hide an odd store still in the reader's store buffer, with a clock
+ * read before the step; such contexts are "unsure".  As in FCP, most settle
+ * by themselves within microseconds (their counter moves); for the rest one
+ * membarrier (W5) makes every store visible, after which the counter is the
+ * truth: a section that begins after the barrier reads the clock after it,
+ * and so after our step.
+ */
 static void synchronize(rm_rlu_ctx *self, uint64_t wc) {
   STAT(self, syncs);
+  bool unfenced = readers_unfenced();
   size_t n = rm_atomic_load_acquire(&g.high);
+  if (unfenced && self->unsure_cap < n) {
+    size_t cap = n < 16 ? 16 : n * 2;
+    struct pending *p = realloc(self->unsure, cap * sizeof *p);
+    if (p != NULL) {
+      self->unsure = p;
+      self->unsure_cap = cap;
+    } else {
+      barrier_all(); /* no room to remember: settle everything now */
+      unfenced = false;
+    }
+  }
+  size_t nunsure = 0;
   struct segment *s = rm_atomic_load_acquire(&g.segs);
   for (size_t i = 0; i < n && s != NULL; i++) {
     if (i > 0 && i % SEG_SLOTS == 0) {
@@ -576,19 +678,34 @@ static void synchronize(rm_rlu_ctx *self, uint64_t wc) {
     rm_rlu_ctx *o = rm_atomic_load_acquire(&s->slot[i % SEG_SLOTS]);
     if (o == NULL || o == self) continue;
     /* S1: acquire pairs with R3. */
-    uint64_t r = rm_atomic_load_acquire(&o->run_cnt);
-    if (!(r & 1)) continue;
-    /* S2: acquire, pairs with R4.  A clock >= wc may come from a later
-     * section than the one whose run counter we sampled: that section
-     * began after the step, and the sampled one is over. */
-    if (rm_atomic_load_acquire(&o->local_clock) >= wc) continue; /* began after the step */
-    STAT(self, sync_waits);
-    rm_backoff_t b = RM_BACKOFF_INIT;
-    for (;;) {
-      rm_backoff_wait(&b);
-      if (rm_atomic_load_acquire(&o->run_cnt) != r) break;
-      if (rm_atomic_load_acquire(&o->local_clock) >= wc) break; /* S2 */
+    uint64_t r = rm_atomic_load_acquire(&o->h.run_cnt);
+    if (!(r & 1)) {
+      if (unfenced) self->unsure[nunsure++] = (struct pending){o, r};
+      continue;
     }
+    wait_section(self, o, r, wc);
+  }
+  if (nunsure == 0) return;
+  /* Bounded staleness: a counter that moves has shown its true state. */
+  for (unsigned round = 0; round < 16 && nunsure != 0; round++) {
+    for (size_t k = 0; k < nunsure;) {
+      struct pending *u = &self->unsure[k];
+      uint64_t r = rm_atomic_load_acquire(&u->o->h.run_cnt);
+      if (r == u->r) {
+        k++;
+        continue;
+      }
+      wait_section(self, u->o, r, wc);
+      *u = self->unsure[--nunsure];
+    }
+    for (int j = 0; j < 32 && nunsure != 0; j++) rm_cpu_relax();
+  }
+  if (nunsure == 0) return;
+  STAT(self, barriers);
+  barrier_all();
+  for (size_t k = 0; k < nunsure; k++) {
+    rm_rlu_ctx *o = self->unsure[k].o;
+    wait_section(self, o, rm_atomic_load_acquire(&o->h.run_cnt), wc);
   }
 }
 
@@ -596,10 +713,10 @@ static void synchronize(rm_rlu_ctx *self, uint64_t wc) {
 static uint64_t clock_step(rm_rlu_ctx *c) {
 #ifdef READMOSTLY_RLU_NAIVE_CLOCK
   /* The paper's order (Algorithm 1 lines 45-46), for the race test only. */
-  uint64_t t = rm_atomic_load_acquire(&g.clock);
+  uint64_t t = rm_atomic_load_acquire(&rm_rlu_global.clock);
   HOOK(RM_RLU_HOOK_CLOCK_READ, c);
-  rm_atomic_store_release(&c->write_clock, t + 1);
-  rm_atomic_fetch_add_seq_cst(&g.clock, 1);
+  rm_atomic_store_release(&c->h.write_clock, t + 1);
+  rm_atomic_fetch_add_seq_cst(&rm_rlu_global.clock, 1);
   HOOK(RM_RLU_HOOK_PUBLISHED, c);
   return t + 1;
 #else
@@ -616,14 +733,14 @@ static uint64_t clock_step(rm_rlu_ctx *c) {
   /* Only clock_lock holders write the clock: it cannot move until we
    * store t + 1 below, so the write clock we publish is the value the
    * clock will have. */
-  uint64_t t = rm_atomic_load_relaxed(&g.clock);
+  uint64_t t = rm_atomic_load_relaxed(&rm_rlu_global.clock);
   HOOK(RM_RLU_HOOK_CLOCK_READ, c);
   /* W1: ordered before the clock store by W2's release. */
-  rm_atomic_store_relaxed(&c->write_clock, t + 1);
+  rm_atomic_store_relaxed(&c->h.write_clock, t + 1);
   /* W2: release; a section whose clock load (R2) reads t + 1 or later sees
    * our write clock, the locks we took and the copies we finished.  Later
    * steps are by clock_lock holders that acquired it after our release. */
-  rm_atomic_store_release(&g.clock, t + 1);
+  rm_atomic_store_release(&rm_rlu_global.clock, t + 1);
   rm_atomic_store_release(&g.clock_lock, 0u);
   HOOK(RM_RLU_HOOK_PUBLISHED, c);
   return t + 1;
@@ -633,7 +750,8 @@ static uint64_t clock_step(rm_rlu_ctx *c) {
 static void commit(rm_rlu_ctx *c) {
   struct rlu_log *l = &c->log[c->cur];
   c->ndeferred = 0;
-  rm_atomic_store_relaxed(&c->sync_request, 0u);
+  c->h.deferred = 0;
+  rm_atomic_store_relaxed(&c->h.sync_request, 0u);
   uint64_t wc = clock_step(c);
   /* W3: the clock store before synchronize's run counter loads (pairs with
    * R1). */
@@ -643,8 +761,8 @@ static void commit(rm_rlu_ctx *c) {
   struct log_mark all = {0};
   log_each(l, &all, entry_write_back, c);
   /* W4: release; a section that sees "no stealing" sees the write-back. */
-  rm_atomic_store_release(&c->write_clock, NO_CLOCK);
-  rm_atomic_store_release(&c->unlocks, c->unlocks + 1);
+  rm_atomic_store_release(&c->h.write_clock, NO_CLOCK);
+  rm_atomic_store_release(&c->h.unlocks, c->h.unlocks + 1);
   free_pending(c);
   /* Swap: the other log was last used by the previous commit; the
    * synchronize above began after that commit unlocked its objects, so no
@@ -657,33 +775,33 @@ static void commit(rm_rlu_ctx *c) {
 static void flush(rm_rlu_ctx *c) {
   if (c->log[c->cur].bytes != 0 || c->nfrees != 0) commit(c);
   c->ndeferred = 0;
-  rm_atomic_store_relaxed(&c->sync_request, 0u);
+  c->h.deferred = 0;
+  rm_atomic_store_relaxed(&c->h.sync_request, 0u);
 }
 
 RM_API void rm_rlu_sync(rm_rlu_ctx *c) {
-  RM_ASSERT(!(c->run_cnt & 1), "rm_rlu_sync inside a section");
+  RM_ASSERT(!(c->h.run_cnt & 1), "rm_rlu_sync inside a section");
   flush(c);
 }
 
 RM_API void rm_rlu_sync_checkpoint(rm_rlu_ctx *c) {
-  RM_ASSERT(!(c->run_cnt & 1), "rm_rlu_sync_checkpoint inside a section");
-  if (c->ndeferred != 0 && rm_atomic_load_relaxed(&c->sync_request)) flush(c);
+  RM_ASSERT(!(c->h.run_cnt & 1), "rm_rlu_sync_checkpoint inside a section");
+  if (c->ndeferred != 0 && rm_atomic_load_relaxed(&c->h.sync_request)) flush(c);
 }
 
-RM_API void rm_rlu_reader_unlock(rm_rlu_ctx *c) {
-  RM_ASSERT(c->run_cnt & 1, "rm_rlu_reader_unlock outside a section");
-  /* R3: release; our reads of originals happen before a writer's
-   * write-back that waited for this store (S1). */
-  rm_atomic_store_release(&c->run_cnt, c->run_cnt + 1);
-  if (c->is_writer) {
-    c->is_writer = false;
+/* The exit of a section that wrote (rm_rlu_reader_unlock, rlu.h, has
+ * already stored the even run counter, R3). */
+RM_API void rm_rlu_reader_unlock_slowpath(rm_rlu_ctx *c) {
+  {
+    c->h.is_writer = 0;
     STAT(c, commits);
     if (g.opt.max_defer > 1) {
       /* Deferral: the section is committed into the log; its copies stay
        * private (write clock UINT64_MAX) and its objects locked until a
        * flush: at max_defer sections, or when another writer asks. */
       c->ndeferred++;
-      if (c->ndeferred < g.opt.max_defer && !rm_atomic_load_relaxed(&c->sync_request)) {
+      c->h.deferred = 1;
+      if (c->ndeferred < g.opt.max_defer && !rm_atomic_load_relaxed(&c->h.sync_request)) {
         STAT(c, deferred);
         return;
       }
@@ -694,17 +812,17 @@ RM_API void rm_rlu_reader_unlock(rm_rlu_ctx *c) {
 }
 
 RM_API void rm_rlu_abort(rm_rlu_ctx *c) {
-  RM_ASSERT(c->run_cnt & 1, "rm_rlu_abort outside a section");
-  rm_atomic_store_release(&c->run_cnt, c->run_cnt + 1);
-  if (c->is_writer) {
+  RM_ASSERT(c->h.run_cnt & 1, "rm_rlu_abort outside a section");
+  rm_atomic_store_release(&c->h.run_cnt, c->h.run_cnt + 1);
+  if (c->h.is_writer) {
     struct rlu_log *l = &c->log[c->cur];
     /* Our write clock is UINT64_MAX: nobody stole these copies, and the
      * space can be reused at once (invariant 5). */
     log_each(l, &c->mark, entry_unlock, c);
-    rm_atomic_store_release(&c->unlocks, c->unlocks + 1);
+    rm_atomic_store_release(&c->h.unlocks, c->h.unlocks + 1);
     log_truncate(l, &c->mark);
     c->nfrees = c->frees_mark;
-    c->is_writer = false;
+    c->h.is_writer = 0;
   }
   STAT(c, aborts);
   release_writer_lock(c);
@@ -718,7 +836,7 @@ RM_API void rm_rlu_abort(rm_rlu_ctx *c) {
     c->conflict_owner = NULL;
     rm_backoff_t b = RM_BACKOFF_INIT;
     for (unsigned i = 0; i < RM_BACKOFF_SPINS + RM_BACKOFF_YIELDS; i++) {
-      if (rm_atomic_load_acquire(&o->unlocks) != c->conflict_seen) break;
+      if (rm_atomic_load_acquire(&o->h.unlocks) != c->conflict_seen) break;
       rm_backoff_wait(&b);
     }
   }
@@ -741,12 +859,15 @@ RM_API void rm_rlu_stats_print(FILE *f) {
   rm_rlu_stats_get(&s);
   fprintf(f,
           "rlu: commits=%llu aborts=%llu conflicts=%llu steals=%llu syncs=%llu "
-          "sync_waits=%llu log_chunks=%llu frees=%llu deferred=%llu sync_requests=%llu "
-          "clock=%llu%s\n",
+          "sync_waits=%llu sync_wait_iters=%llu log_chunks=%llu frees=%llu deferred=%llu sync_requests=%llu "
+          "membarriers=%llu clock=%llu entry=%s%s\n",
           (unsigned long long)s.commits, (unsigned long long)s.aborts,
           (unsigned long long)s.conflicts, (unsigned long long)s.steals,
           (unsigned long long)s.syncs, (unsigned long long)s.sync_waits,
+          (unsigned long long)s.sync_wait_iters,
           (unsigned long long)s.log_chunks, (unsigned long long)s.frees,
           (unsigned long long)s.deferred, (unsigned long long)s.sync_requests,
-          (unsigned long long)rm_rlu_clock(), g.opt.stats ? "" : " (statistics off)");
+          (unsigned long long)s.barriers,
+          (unsigned long long)rm_rlu_clock(), rm_rlu_fence_free() ? "fence-free" : "fenced",
+          g.opt.stats ? "" : " (statistics off)");
 }

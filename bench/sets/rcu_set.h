@@ -125,6 +125,7 @@ static size_t rcuset_size(void *set) {
 static void rcuset_stats(void *set, void *th, struct rm_set_stats *out) {
   (void)set;
   struct rcuset_thread *t = (struct rcuset_thread *)th;
+  if (t == NULL) return; /* no set-wide counters */
   out->writer_lock_wait_ns += rm_ticks_to_ns(t->wait_ticks);
 }
 

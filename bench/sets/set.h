@@ -23,8 +23,15 @@
  *   pointer record, RLU context, ...; may be NULL for implementations
  *   that need none), passed to every operation of that thread and given
  *   back by thread_fini before the thread stops using the set.  stats, if
- *   not NULL, adds the implementation's counters (RLU: aborts, syncs,
- *   steals) to *out.
+ *   not NULL, adds the implementation's counters to *out: with a thread's
+ *   state, that thread's (RCU sets: the time its writers waited for the
+ *   writer lock; call it before thread_fini); with th == NULL, the counters
+ *   kept only for the whole set, accumulated since create() or the previous
+ *   call with NULL (RLU: aborts, syncs, steals, membarriers).
+ *
+ *   size() walks the set with no synchronization: no operation may run,
+ *   and under RLU deferral every thread that updated must have called
+ *   thread_fini (which writes its deferred sections back).
  *
  *   The benchmark calls through these pointers: one indirect call per
  *   operation, against a traversal of hundreds of nodes, the same for every
@@ -48,6 +55,7 @@ struct rm_set_stats {
   uint64_t aborts;
   uint64_t syncs;
   uint64_t steals;
+  uint64_t barriers;            /* RLU fence-free entry: membarriers issued */
   uint64_t writer_lock_wait_ns; /* time writers waited for a writer lock */
 };
 

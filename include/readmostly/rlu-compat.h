@@ -25,7 +25,7 @@
  *   - No thread cap: RLU_MAX_THREADS and the other RLU_MAX_* constants are
  *     defined for code that sizes its own arrays with them, but limit
  *     nothing here.
- *   - rlu_thread_data_t is small (about 200 bytes, the reference's is
+ *   - rlu_thread_data_t is small (168 bytes, the reference's is
  *     20.8 MB): a pointer to our context and the scalar fields programs
  *     touch.  It may be embedded by value and freed after
  *     RLU_THREAD_FINISH.  The thread that calls RLU_THREAD_INIT must be the

@@ -45,7 +45,7 @@
  *   its thread) is reused by the next registration.  A writer's
  *   synchronize looks at slots below the high-water mark of live contexts
  *   and skips idle ones at the cost of one load.  An idle context holds no
- *   log memory (about 1 KiB in all); logs are allocated on a thread's first
+ *   log memory (512 bytes in all); logs are allocated on a thread's first
  *   write and freed when it unregisters.
  *
  *   Sections.  rm_rlu_reader_lock() enters a section: it marks the context
@@ -117,6 +117,21 @@
  *   returns ENOMEM with the object unlocked; the caller aborts the section,
  *   and nothing of it is applied.
  *
+ * SECTION ENTRY
+ *   By default rm_rlu_reader_lock() executes the paper's full fence between
+ *   marking the context active and reading the clock.  With
+ *   rm_rlu_options.fence_free it does not, as long as the FCP core
+ *   (readmostly/fcp.h) runs in membarrier mode: a writer's synchronize then
+ *   treats a context that looks idle as unsure, waits a few microseconds for
+ *   its run counter to move, and issues one membarrier for those that did
+ *   not.  Each thread that registers then also holds a record of a private
+ *   FCP domain, so that FCP's switch to fence mode (when membarrier fails,
+ *   or by rm_fcp_switch_to_fence()) covers it.  Without membarrier, and
+ *   under ThreadSanitizer, the option is ignored.  rm_rlu_fence_free()
+ *   tells which entry runs.  Registered threads that stay idle cost every
+ *   synchronize a membarrier: unregister threads that stop using RLU.
+ *
+ *
  * RETURN VALUES
  *   rm_rlu_init() returns 0, EINVAL for a bad option, or EBUSY while
  *   contexts are registered.  rm_rlu_thread_register() returns a context or
@@ -141,14 +156,15 @@
  *
  * STATISTICS
  *   With rm_rlu_options.stats set, each context counts, on slow paths only,
- *   commits, aborts, steals, synchronize calls and their wait loops, and log
- *   chunks allocated; rm_rlu_stats_get() sums live and departed contexts.
+ *   commits, aborts, steals, synchronize calls, the contexts they waited
+ *   for and the rounds of their wait loops, and log chunks allocated; rm_rlu_stats_get() sums live and departed contexts.
  *   Section entry and exit never count.
  */
 #ifndef READMOSTLY_RLU_H
 #define READMOSTLY_RLU_H
 
 #include <readmostly/platform.h>
+#include <readmostly/fcp.h>
 #include <stdio.h>
 
 #ifdef __cplusplus
@@ -169,6 +185,7 @@ struct rm_rlu_options {
   bool stats;            /* count slow-path events per context */
   size_t log_chunk;      /* first chunk of a write-log, bytes (0: 4096) */
   size_t max_log_bytes;  /* a section's copies beyond this fail (0: no limit) */
+  bool fence_free;       /* section entry without a fence (see SECTION ENTRY) */
 };
 
 /*
@@ -199,12 +216,73 @@ RM_API void rm_rlu_thread_unregister(rm_rlu_ctx *self);
 RM_API void *rm_rlu_alloc(size_t size);
 RM_API int rm_rlu_free(rm_rlu_ctx *self, void *obj);
 
-RM_API void rm_rlu_reader_lock(rm_rlu_ctx *self);
-RM_API void rm_rlu_reader_unlock(rm_rlu_ctx *self);
+/*
+ * The part of a context that section entry and exit touch, inline here
+ * (the rest of struct rm_rlu_ctx is private to rlu.c).  Other contexts
+ * read run_cnt, local_clock, write_clock and unlocks; sync_request is
+ * written by other writers (deferral).  is_writer and deferred are the
+ * owner's.
+ */
+struct rm_rlu_ctx_hot {
+  uint64_t run_cnt;        /* odd: inside a section */
+  uint64_t local_clock;    /* the clock this section read */
+  uint64_t write_clock;    /* UINT64_MAX: nothing to steal */
+  uint64_t unlocks;        /* bumped (release) after each batch of unlocks */
+  uint32_t sync_request;   /* deferral: another writer needs our locks */
+  uint8_t is_writer;       /* this section locked or freed something */
+  uint8_t deferred;        /* deferred sections wait in the log */
+};
+/* The global clock, and whether section entry may skip its fence. */
+struct rm_rlu_global {
+  uint64_t clock;
+  uint32_t fence_free;
+} RM_ALIGNED;
+extern RM_API struct rm_rlu_global rm_rlu_global;
+
+RM_API void rm_rlu_checkpoint_slowpath(rm_rlu_ctx *self);
+RM_API void rm_rlu_reader_unlock_slowpath(rm_rlu_ctx *self);
+
+/* Enter a section (see DESCRIPTION and SECTION ENTRY).  Ordering letters
+ * R1, R2, R4 refer to src/rlu.c's table. */
+RM_INLINE void rm_rlu_reader_lock(rm_rlu_ctx *self) {
+  struct rm_rlu_ctx_hot *h = (struct rm_rlu_ctx_hot *)self;
+  RM_ASSERT(!(h->run_cnt & 1), "rm_rlu_reader_lock: already inside a section");
+  if (RM_UNLIKELY(h->deferred)) rm_rlu_checkpoint_slowpath(self);
+  h->is_writer = 0;
+  rm_atomic_store_relaxed(&h->run_cnt, h->run_cnt + 1);
+  /* R1: the odd run counter before the clock load: a full fence (pairs
+   * with the writer's fence after its clock step, W3), or, fence-free, the
+   * writer's membarrier (W5) while FCP's mode says readers may skip it.
+   * The compiler barrier keeps the store first in the CPU's order. */
+  if (rm_atomic_load_relaxed(&rm_rlu_global.fence_free)) {
+    rm_compiler_barrier();
+    rm_fcp_reader_fence();
+  } else {
+    rm_fence_store_load();
+  }
+  /* R2: acquire, pairs with the clock step's release (W2). */
+  uint64_t l = rm_atomic_load_acquire(&rm_rlu_global.clock);
+  /* R4: release, pairs with synchronize's S2. */
+  rm_atomic_store_release(&h->local_clock, l);
+}
+
+/* Leave a section; commit when it wrote. */
+RM_INLINE void rm_rlu_reader_unlock(rm_rlu_ctx *self) {
+  struct rm_rlu_ctx_hot *h = (struct rm_rlu_ctx_hot *)self;
+  RM_ASSERT(h->run_cnt & 1, "rm_rlu_reader_unlock outside a section");
+  /* R3: release; the section's reads of originals happen before a
+   * writer's write-back that saw this store (S1). */
+  rm_atomic_store_release(&h->run_cnt, h->run_cnt + 1);
+  if (RM_UNLIKELY(h->is_writer)) rm_rlu_reader_unlock_slowpath(self);
+}
+
+RM_INLINE bool rm_rlu_in_section(const rm_rlu_ctx *self) {
+  return (((const struct rm_rlu_ctx_hot *)self)->run_cnt & 1) != 0;
+}
+
 RM_API void rm_rlu_abort(rm_rlu_ctx *self);
 RM_API void rm_rlu_sync(rm_rlu_ctx *self);
 RM_API void rm_rlu_sync_checkpoint(rm_rlu_ctx *self);
-RM_API bool rm_rlu_in_section(const rm_rlu_ctx *self);
 
 RM_API void *rm_rlu_deref_slowpath(rm_rlu_ctx *self, void *obj, void *copy);
 
@@ -260,9 +338,17 @@ struct rm_rlu_stats {
   uint64_t frees;          /* objects freed after a commit */
   uint64_t deferred;       /* sections whose synchronize was deferred */
   uint64_t sync_requests;  /* requests sent to a deferring owner */
+  uint64_t sync_wait_iters; /* rounds of synchronize's wait loop (each one
+                               back-off step: a cpu_relax, a yield or a
+                               short sleep), summed over all waits */
+  uint64_t barriers;       /* membarriers issued by synchronize (fence-free) */
 };
 RM_API void rm_rlu_stats_get(struct rm_rlu_stats *out);
 RM_API void rm_rlu_stats_print(FILE *f);
+
+/* True when sections enter without a fence (fence_free asked for, membarrier
+ * registered, and FCP not switched to fence mode). */
+RM_API bool rm_rlu_fence_free(void);
 
 /* The global clock, for tests and statistics. */
 RM_API uint64_t rm_rlu_clock(void);

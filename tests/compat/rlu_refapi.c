@@ -216,5 +216,16 @@ int main(int argc, char **argv) {
          argv[1], max_ws, nthreads, ops, size, expect, bad ? ", BROKEN LIST" : "");
   RLU_PRINT_STATS();
   RLU_FINISH();
+  for (int b = 0; b < N_BUCKETS; b++) {
+    node_t *n = buckets[b].p_head;
+    while (n != NULL) {
+      node_t *next = n->p_next;
+      RLU_FREE(NULL, n);
+      n = next;
+    }
+  }
+  pthread_barrier_destroy(&barrier);
+  free(data);
+  free(t);
   return size == expect && !bad ? 0 : 1;
 }

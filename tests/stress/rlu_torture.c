@@ -3,6 +3,7 @@
  *
  *   rlu_torture --mode accounts|list [--flavor fine|coarse] [--readers N]
  *               [--writers N] [--seconds S] [--size N] [--defer N]
+ *               [--entry fenced|fence-free]
  *
  * accounts: a directory object points to N account objects holding 1000
  *   each.  Writers move a random amount between two or three accounts in
@@ -23,6 +24,7 @@
  */
 #define _GNU_SOURCE
 #include "test.h"
+#include "../../src/env.h" /* READMOSTLY_TORTURE_SCALE, as the library reads its variables */
 #include <readmostly/rlu.h>
 #include <readmostly/rlu_list.h>
 #include <sched.h>
@@ -57,7 +59,7 @@ static void acct_writer(unsigned seed) {
   rm_rlu_ctx *self = rm_rlu_thread_register();
   CHECK(self != NULL);
   long n = 0;
-  while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+  while (!__atomic_load_n(&stop, __ATOMIC_RELAXED) || n == 0) { /* one op at least: a slow start is no failure */
     int k = 2 + (int)(rnd(&seed) % 2);
     int idx[3];
     for (int i = 0; i < k; i++) {
@@ -118,7 +120,7 @@ static void acct_reader(unsigned seed) {
   rm_rlu_ctx *self = rm_rlu_thread_register();
   CHECK(self != NULL);
   long n = 0;
-  while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+  while (!__atomic_load_n(&stop, __ATOMIC_RELAXED) || n == 0) { /* one op at least: a slow start is no failure */
     rm_rlu_reader_lock(self);
     struct acct **d = RM_RLU_DEREF(self, dir);
     int probe = (int)(rnd(&seed) % (unsigned)nacct);
@@ -145,7 +147,7 @@ static void list_writer(unsigned seed) {
   rm_rlu_ctx *self = rm_rlu_thread_register();
   CHECK(self != NULL);
   long n = 0;
-  while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+  while (!__atomic_load_n(&stop, __ATOMIC_RELAXED) || n == 0) { /* one op at least: a slow start is no failure */
     int64_t out = 2 * (int64_t)(rnd(&seed) % (unsigned)(2 * nacct));
     int64_t in = 2 * (int64_t)(rnd(&seed) % (unsigned)(2 * nacct));
     if (in == out) continue;
@@ -171,7 +173,7 @@ static void list_reader(unsigned seed) {
   rm_rlu_ctx *self = rm_rlu_thread_register();
   CHECK(self != NULL);
   long n = 0;
-  while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+  while (!__atomic_load_n(&stop, __ATOMIC_RELAXED) || n == 0) { /* one op at least: a slow start is no failure */
     rm_rlu_reader_lock(self);
     struct rm_rlu_node *x = RM_RLU_DEREF(self, list->head);
     int64_t last = INT64_MIN;
@@ -198,6 +200,7 @@ static void list_reader(unsigned seed) {
 static int nreaders = 4, nwriters = 2;
 static bool list_mode, pipe_mode;
 static unsigned defer;
+static bool fence_free;
 
 /* ---- pipe: the rcutorture-style age test of the paper's section 4.7 ----
  * One writer publishes a fresh element through the root object in a
@@ -226,7 +229,7 @@ static void pipe_writer(unsigned seed) {
   struct pipe_elem *retired[PIPE_MAX];
   int nret = 0;
   long serial = 1, n = 0;
-  while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+  while (!__atomic_load_n(&stop, __ATOMIC_RELAXED) || n == 0) { /* one op at least: a slow start is no failure */
     struct pipe_elem *e = malloc(sizeof *e);
     CHECK(e != NULL);
     e->age = 0;
@@ -281,7 +284,7 @@ static void pipe_fake_writer(unsigned seed) {
 static void pipe_reader(unsigned seed) {
   rm_rlu_ctx *self = rm_rlu_thread_register();
   long n = 0, hist[PIPE_MAX + 1] = {0};
-  while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+  while (!__atomic_load_n(&stop, __ATOMIC_RELAXED) || n == 0) { /* one op at least: a slow start is no failure */
     rm_rlu_reader_lock(self);
     struct pipe_root *r = RM_RLU_DEREF(self, proot);
     struct pipe_elem *e = __atomic_load_n(&r->cur, __ATOMIC_ACQUIRE);
@@ -334,16 +337,17 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--seconds")) seconds = atof(argv[i + 1]);
     else if (!strcmp(argv[i], "--size")) nacct = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--defer")) defer = (unsigned)atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--entry")) fence_free = !strcmp(argv[i + 1], "fence-free");
     else {
       fprintf(stderr, "usage: rlu_torture --mode accounts|list [--flavor fine|coarse] "
                       "[--readers N] [--writers N] [--seconds S] [--size N]\n");
       return 2;
     }
   }
-  const char *scale = getenv("READMOSTLY_TORTURE_SCALE");
-  if (scale != NULL && atoi(scale) > 0) seconds *= atoi(scale);
+  seconds *= (double)rm_env_int("READMOSTLY_TORTURE_SCALE", 1, 1000, 1);
   struct rm_rlu_options o = {.flavor = coarse ? RM_RLU_COARSE : RM_RLU_FINE, .stats = true,
-                             .log_chunk = 256, .max_defer = defer};
+                             .log_chunk = 256, .max_defer = defer,
+                             .fence_free = fence_free};
   CHECK_ERR(rm_rlu_init(&o), 0);
   if (pipe_mode) {
     proot = rm_rlu_alloc(sizeof *proot);
@@ -369,11 +373,13 @@ int main(int argc, char **argv) {
   struct rm_rlu_stats st;
   rm_rlu_stats_get(&st);
   printf("rlu_torture: %s %s, %d readers %d writers: %lld reads, %lld writes, aborts %llu, "
-         "steals %llu, syncs %llu, sync waits %llu, deferred %llu, sync requests %llu\n",
+         "steals %llu, syncs %llu, sync waits %llu, deferred %llu, sync requests %llu, "
+         "membarriers %llu, entry %s\n",
          pipe_mode ? "pipe" : list_mode ? "list" : "accounts", coarse ? "coarse" : "fine", nreaders, nwriters, reads,
          writes, (unsigned long long)st.aborts, (unsigned long long)st.steals,
          (unsigned long long)st.syncs, (unsigned long long)st.sync_waits,
-         (unsigned long long)st.deferred, (unsigned long long)st.sync_requests);
+         (unsigned long long)st.deferred, (unsigned long long)st.sync_requests,
+         (unsigned long long)st.barriers, rm_rlu_fence_free() ? "fence-free" : "fenced");
   CHECK(reads > 0);
   CHECK(nwriters == 0 || writes > 0);
   if (pipe_mode) {
