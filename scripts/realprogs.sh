@@ -5,23 +5,47 @@
 # run back to back (stock; preload = the interposer's default, BRAVO;
 # prwlock = READMOSTLY_RWLOCK=prwlock), and a ratio is the median over the
 # rounds of the ratio within each round.  Writes into OUT (default
-# results/latest):
+# results/runs/<UTC date-time>-realprogs/; scripts/report.sh passes its run's):
 #   realprogs.csv        every run: program,benchmark,threads,variant,rep,metric,value
 #   realprogs-stats.txt  READMOSTLY_STATS=1 output of one run of each interposer variant
 #   realprogs.md         the table with ratios and the checks
 #   realprogs-instructions.csv  instructions per operation at 1 thread
 #                        (callgrind; skipped without valgrind or with CALLGRIND=0)
+#   realprogs-run.txt    the sizes of the runs (for --render)
 # Installs rocksdb-tools and kyotocabinet-utils from Debian when missing; a
 # program that cannot be installed is skipped with a message.  Every run must
 # succeed (exit 0, db_bench finds every key it reads, kccachetest prints "ok"
 # and no error line), or the script fails.
+#   scripts/realprogs.sh [--quick] | --render DIR
+#   --quick       short runs, 1 rep (QUICK=1 does the same)
+#   --render DIR  only rewrite DIR's realprogs.md from the CSV files in it
 #   PRELOAD=path/to/libreadmostly-preload.so  (default: build it in build/)
-#   REPS=7  THREADS="1 2 4"  QUICK=1 (short runs, 1 rep)  CALLGRIND=0|1
+#   REPS=7  THREADS="1 2 4"  CALLGRIND=0|1
 set -euo pipefail
+# The whole script is read before it runs (the braces close at its end), so
+# editing or updating it during a run cannot change what the run does.
+{
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-OUT=${OUT:-results/latest}
+usage() { echo "usage: scripts/realprogs.sh [--quick] | --render DIR  (environment: OUT PRELOAD REPS THREADS CALLGRIND)"; }
 QUICK=${QUICK:-0}
+RENDER=""
+while [ $# -gt 0 ]; do
+  case $1 in
+  --quick) QUICK=1 ;;
+  --render) [ $# -ge 2 ] && [ -n "$2" ] || { echo "realprogs: --render needs a directory" >&2; usage >&2; exit 2; }
+            RENDER=$2; shift ;;
+  -h|--help) usage; exit 0 ;;
+  *) echo "realprogs: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
+  esac
+  shift
+done
+case $QUICK in 0|1) ;; *) echo "realprogs: QUICK must be 0 or 1, not '$QUICK'" >&2; exit 2 ;; esac
+if [ -n "$RENDER" ]; then
+  OUT=$RENDER
+  [ -f "$OUT/realprogs.csv" ] || { echo "realprogs: $OUT/realprogs.csv not found: nothing to render" >&2; exit 2; }
+fi
+OUT=${OUT:-results/runs/$(date -u +%Y%m%dT%H%M%SZ)-realprogs}
 if [ "$QUICK" = 1 ]; then REPS=${REPS:-1}; DUR=1; KCN=50000; KCW=20000; DBN=20000
 else REPS=${REPS:-7}; DUR=3; KCN=300000; KCW=200000; DBN=100000; fi
 # wicked at 1 thread runs for about 0.1 s at KCW records, too short to tell
@@ -30,7 +54,25 @@ else REPS=${REPS:-7}; DUR=3; KCN=300000; KCW=200000; DBN=100000; fi
 KCW1=$((KCW * 5))
 kcw() { if [ "$1" = 1 ]; then echo "$KCW1"; else echo "$KCW"; fi; }
 THREADS=${THREADS:-"1 2 4"}
+if [ "$QUICK" = 1 ]; then CGN=(5000 15000); else CGN=(20000 60000); fi
+CSV=$OUT/realprogs.csv
+STATS=$OUT/realprogs-stats.txt
+MD=$OUT/realprogs.md
+ICSV=$OUT/realprogs-instructions.csv
+UNITS=$ROOT/scripts/units.awk
+# A rendered run's sizes are its own (a run made before this file existed
+# used the full sizes above).
+if [ -n "$RENDER" ] && [ -f "$OUT/realprogs-run.txt" ]; then
+  # shellcheck disable=SC1091
+  . "$OUT/realprogs-run.txt"
+fi
+if [ -n "$RENDER" ]; then
+  REPS=$(awk -F, 'NR > 1 && $5 ~ /^[0-9]+$/ && $5 > r {r = $5} END{print r + 0}' "$CSV")
+  THREADS=$(awk -F, 'NR > 1 {print $3}' "$CSV" | sort -un | tr '\n' ' ')
+  THREADS=${THREADS% }
+fi
 
+if [ -z "$RENDER" ]; then
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else return 1; fi; }
 need=()
 command -v db_bench >/dev/null || need+=(rocksdb-tools)
@@ -51,9 +93,11 @@ if [ -z "${PRELOAD:-}" ]; then
 fi
 [ -f "$PRELOAD" ] || { echo "realprogs: $PRELOAD not found" >&2; exit 1; }
 mkdir -p "$OUT"
-CSV=$OUT/realprogs.csv
-STATS=$OUT/realprogs-stats.txt
-MD=$OUT/realprogs.md
+echo "realprogs: writing $OUT"
+{ echo "REPS=$REPS DUR=$DUR KCN=$KCN KCW=$KCW KCW1=$KCW1 DBN=$DBN"
+  echo "CGN=(${CGN[*]})"
+  echo "DB_VERSION='$(dpkg-query -W -f='${Version}' rocksdb-tools 2>/dev/null || echo '?')'"
+  echo "KC_VERSION='$(dpkg-query -W -f='${Version}' kyotocabinet-utils 2>/dev/null || echo '?')'"; } > "$OUT/realprogs-run.txt"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 echo "program,benchmark,threads,variant,rep,metric,value" > "$CSV"
@@ -123,6 +167,10 @@ kctest() { # mode rnum variant threads rep statsflag
 # (a round), so that they meet the same state of the machine: single runs
 # here drift by 20-30 % over tens of seconds, and the ratios below are taken
 # within each round (docs/benchmarks.md).
+nthreads=$(echo $THREADS | wc -w)
+ROUNDS=$((nthreads * REPS))
+ROUND=0
+T0=$(date +%s)
 for t in $THREADS; do
   for r in $(seq 1 "$REPS"); do
     # Rotate which variant goes first, so drift does not favour one.
@@ -131,7 +179,16 @@ for t in $THREADS; do
       2) order="preload prwlock stock" ;;
       *) order="prwlock stock preload" ;;
     esac
-    echo "realprogs: T=$t round $r ($order)"
+    # Time left: the rounds so far tell how long one takes (rounds at more
+    # threads run a little longer; the stats runs and callgrind add about
+    # a minute, under a minute in quick mode).
+    left=""
+    if [ $ROUND -gt 0 ]; then
+      left=$(( ($(date +%s) - T0) * (ROUNDS - ROUND) / ROUND ))
+      left="; about $((left / 60)) min $((left % 60)) s of rounds left"
+    fi
+    ROUND=$((ROUND + 1))
+    echo "realprogs: T=$t round $r of $REPS ($order; $ROUND of $ROUNDS rounds$left)"
     if [ $have_db = 1 ]; then for v in $order; do dbbench "$v" "$t" "$r" 0; done; fi
     if [ $have_kc = 1 ]; then
       for v in $order; do kctest order "$KCN" "$v" "$t" "$r" 0; done
@@ -155,7 +212,6 @@ grep -v ',stats,' "$CSV" > "$TMP/csv" && mv "$TMP/csv" "$CSV"
 # and exit.  Under valgrind threads run one at a time, and membarrier is not
 # available, so the prwlock variant runs in fence mode.
 CALLGRIND=${CALLGRIND:-1}
-ICSV=$OUT/realprogs-instructions.csv
 rm -f "$ICSV"
 if [ "$CALLGRIND" = 1 ] && ! command -v valgrind >/dev/null; then
   echo "realprogs: valgrind unavailable: no instruction counts"
@@ -194,7 +250,6 @@ cg_kc() { # variant mode n
   echo "$ir"
 }
 if [ "$CALLGRIND" = 1 ]; then
-  if [ "$QUICK" = 1 ]; then CGN=(5000 15000); else CGN=(20000 60000); fi
   echo "program,benchmark,variant,instructions_per_op" > "$ICSV"
   for v in stock preload prwlock; do
     echo "realprogs: callgrind $v"
@@ -211,6 +266,8 @@ if [ "$CALLGRIND" = 1 ]; then
   done
 fi
 
+fi
+
 # ---- the table -----------------------------------------------------------
 med() { # program benchmark threads variant
   awk -F, -v p="$1" -v b="$2" -v t="$3" -v v="$4" '$1==p && $2==b && $3==t && $4==v {print $7}' "$CSV" |
@@ -223,18 +280,25 @@ pratio() {
     $1==p && $2==b && $3==t && $4=="stock" {s[$5]=$7}
     $1==p && $2==b && $3==t && $4==v {x[$5]=$7}
     END{ for (r in x) if ((r in s) && s[r] > 0) print x[r] / s[r] }' "$CSV" |
-    sort -g | awk '{a[NR]=$1} END{ if (NR==0) print "n/a"; else if (NR%2) printf "%.2f\n", a[(NR+1)/2]; else printf "%.2f\n", (a[NR/2]+a[NR/2+1])/2 }'
+    sort -g | awk '{a[NR]=$1} END{ if (NR==0) print "n/a"; else if (NR%2) printf "%.6g\n", a[(NR+1)/2]; else printf "%.6g\n", (a[NR/2]+a[NR/2+1])/2 }'
 }
-check() { # label value op target
+# h KIND VALUE: the value for people (three significant digits and a unit).
+h() { if [ "$2" = n/a ] || [ -z "$2" ]; then echo "${2:-–}"; else awk -v H_KIND="$1" -v H_VALUE="$2" -f "$UNITS"; fi; }
+check() { # label ratio op target: compared as shown (three significant digits)
   local r
-  r=$(awk -v v="$2" -v op="$3" -v t="$4" 'BEGIN{ if (v=="n/a") print "n/a"; else if ((op==">=" && v>=t) || (op==">" && v>t)) print "PASS"; else print "MISS" }')
-  echo "| $1 | $2 | $3 $4 | $r |"
+  r=$(awk -v v="$2" -v op="$3" -v t="$4" -v H_KIND= -f "$UNITS" -f /dev/stdin <<'EOF'
+BEGIN { if (v == "n/a") print "n/a"
+        else { x = sig3(v) + 0
+               if ((op == ">=" && x >= t) || (op == ">" && x > t)) print "PASS"; else print "MISS" } }
+EOF
+)
+  echo "| $1 | $(h ratio "$2") | ${3/>=/≥} ${4}× | $r |"
 }
 {
   echo "## Real programs under LD_PRELOAD (stock glibc vs libreadmostly-preload.so)"
   echo
-  echo "Unmodified Debian binaries: \`db_bench\` (rocksdb-tools $(dpkg-query -W -f='${Version}' rocksdb-tools 2>/dev/null || echo '?'))"
-  echo "and \`kccachetest\` (kyotocabinet-utils $(dpkg-query -W -f='${Version}' kyotocabinet-utils 2>/dev/null || echo '?'))."
+  echo "Unmodified Debian binaries: \`db_bench\` (rocksdb-tools ${DB_VERSION:-$(dpkg-query -W -f='${Version}' rocksdb-tools 2>/dev/null || echo '?')})"
+  echo "and \`kccachetest\` (kyotocabinet-utils ${KC_VERSION:-$(dpkg-query -W -f='${Version}' kyotocabinet-utils 2>/dev/null || echo '?')})."
   echo "Median of $REPS runs per cell. In each round the three variants of one benchmark run back"
   echo "to back, the first one rotating; a ratio is the median over the rounds of the ratio within"
   echo "each round (single runs drift by 20-30 % over tens of seconds here, and a round's runs share"
@@ -254,7 +318,7 @@ check() { # label value op target
     for t in $THREADS; do
       s=$(med "$p" "$b" "$t" stock); q=$(med "$p" "$b" "$t" preload); w=$(med "$p" "$b" "$t" prwlock)
       [ -n "$s$q$w" ] || continue
-      echo "| $p | $b | $t | $s | $q | $w | $(pratio "$p" "$b" "$t" preload) | $(pratio "$p" "$b" "$t" prwlock) |"
+      echo "| $p | $b | $t | $(h rate "$s") | $(h rate "$q") | $(h rate "$w") | $(h ratio "$(pratio "$p" "$b" "$t" preload)") | $(h ratio "$(pratio "$p" "$b" "$t" prwlock)") |"
     done
   done
   echo
@@ -266,7 +330,7 @@ check() { # label value op target
     [ "$x" != n/a ] && check "$p $b T=1: preload / stock" "$x" ">=" 0.95
   done
   x=$(pratio kccachetest order 2 preload)
-  [ "$x" != n/a ] && check "kccachetest order T=2: preload / stock" "$x" ">" 1.00
+  [ "$x" != n/a ] && check "kccachetest order T=2: preload / stock" "$x" ">" 1
   echo
   if [ -s "$ICSV" ]; then
     ins() { awk -F, -v p="$1" -v b="$2" -v v="$3" '$1==p && $2==b && $3==v {print $4}' "$ICSV"; }
@@ -288,7 +352,7 @@ check() { # label value op target
       p=${pb%,*}; b=${pb#*,}
       s=$(ins "$p" "$b" stock); q=$(ins "$p" "$b" preload); w=$(ins "$p" "$b" prwlock)
       [ -n "$s" ] && [ -n "$q" ] && [ -n "$w" ] || continue
-      echo "| $p | $b | $s | $q | $w | $((q - s)) | $((w - s)) |"
+      echo "| $p | $b | $(h count "$s") | $(h count "$q") | $(h count "$w") | $(h count $((q - s))) | $(h count $((w - s))) |"
     done
     echo
   fi
@@ -300,3 +364,5 @@ check() { # label value op target
 } > "$MD"
 echo "realprogs: wrote $MD"
 grep -E '\| (PASS|MISS|n/a) \|$' "$MD" || true
+exit 0
+}

@@ -1,50 +1,277 @@
 #!/usr/bin/env bash
-# The main job: build readmostly (Release) into build/, run the benchmark
-# suite (about 10 minutes on 2 cores), and write into results/latest/:
+# The main job: build readmostly (Release, every target) into build/, check
+# that the machine is quiet, run the benchmark suite and the real programs
+# (about 20 minutes on 2 cores), and write a run directory:
+#   REPORT.md        tables with ratios, the acceptance checks, the machine
 #   results.csv      every measurement (machine description in '#' lines)
 #   medians.csv      median per experiment, implementation, threads, param
 #   instructions.csv callgrind instructions per lock+unlock pair
 #   *.png            one plot per figure, shaped like the paper's
 #   realprogs.*      db_bench and kccachetest, stock vs libreadmostly-preload.so
-#   REPORT.md        tables with ratios, the acceptance checks, the machine
+#   run.txt          mode, times and what the quiet-machine checks saw
+#
+#   scripts/report.sh [--quick] [--strict] [--out DIR]
+#   scripts/report.sh --render DIR
+#
+# A run goes into results/runs/<UTC date-time>/ and results/runs/latest links
+# to the newest finished one; both are ignored by git, so the tree stays clean.  The run
+# the README quotes is kept, tracked, in results/reference/.
+#   --quick       a pass of about 3 minutes (short runs, 1 repetition) to try
+#                 it; its numbers are not for comparison
+#   --strict      exit 1 when an acceptance target is missed (MISS); without
+#                 it only a failure (FAIL: a real program failed under the
+#                 preload library) makes the exit status non-zero.  A MISS is
+#                 a target not met on this machine in this run, not a
+#                 failure of the software (the tests check behaviour)
+#   --out DIR     write the run into DIR instead (the latest link is left)
+#   --render DIR  redraw DIR's plots and REPORT.md from the CSV files in it
+#                 (no build, no measurement)
 # Installs what it needs from Debian when missing (cmake, gcc, libck-dev,
-# liburcu-dev, gnuplot-nox, valgrind, rocksdb-tools, kyotocabinet-utils); a part whose tool cannot be installed
-# is skipped with a message.
-#   QUICK=1 scripts/report.sh     a 1-minute pass (short runs, 1 rep) to try it
+# liburcu-dev, gnuplot-nox, valgrind, rocksdb-tools, kyotocabinet-utils); a
+# part whose tool cannot be installed is skipped with a message.
 set -euo pipefail
+# The whole script is read before it runs (the braces close at its end), so
+# editing or updating it during a run cannot change what the run does.
+{
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-OUT=${OUT:-results/latest}
-QUICK=${QUICK:-0}
 
-as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else return 1; fi; }
-apt_updated=0
-install_pkgs() {
-  [ $# -gt 0 ] || return 0
-  echo "report: installing $*"
-  if [ $apt_updated = 0 ]; then as_root apt-get update -qq || true; apt_updated=1; fi
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null || {
-    echo "report: could not install $* (continuing without)"; return 1; }
+usage() {
+  cat <<'EOF'
+usage: scripts/report.sh [--quick] [--strict] [--out DIR]
+       scripts/report.sh --render DIR
+  --quick       short runs, 1 repetition (about 3 minutes; not for comparison)
+  --strict      exit 1 when an acceptance target is missed (MISS)
+  --out DIR     write the run into DIR (default results/runs/<UTC date-time>/,
+                with results/runs/latest linking to it)
+  --render DIR  only redraw DIR's plots and REPORT.md from its CSV files
+  -h, --help    this text
+A MISS is a target not met on this machine in this run, not a failure of the
+software; a FAIL (a real program failed under the preload library) exits 1.
+EOF
 }
-need=()
-command -v cmake >/dev/null || need+=(cmake)
-command -v cc >/dev/null || need+=(gcc)
-command -v c++ >/dev/null || need+=(g++)
-command -v make >/dev/null || need+=(make)
-[ -f /usr/include/ck_rwlock.h ] || need+=(libck-dev)
-[ -n "$(ls /usr/include/*/urcu/urcu-memb.h /usr/include/urcu/urcu-memb.h 2>/dev/null)" ] || need+=(liburcu-dev)
-command -v gnuplot >/dev/null || need+=(gnuplot-nox)
-command -v valgrind >/dev/null || need+=(valgrind)
-if [ ${#need[@]} -gt 0 ]; then install_pkgs "${need[@]}" || true; fi
+die_usage() { echo "report: $*" >&2; usage >&2; exit 2; }
+QUICK=${QUICK:-0}
+STRICT=0
+RENDER=""
+OUT=${OUT:-}
+case $QUICK in 0|1) ;; *) die_usage "QUICK must be 0 or 1, not '$QUICK'" ;; esac
+while [ $# -gt 0 ]; do
+  case $1 in
+  --quick) QUICK=1 ;;
+  --strict) STRICT=1 ;;
+  --out|--render)
+    [ $# -ge 2 ] && [ -n "$2" ] || die_usage "$1 needs a directory"
+    if [ "$1" = --out ]; then OUT=$2; else RENDER=$2; fi
+    shift ;;
+  --out=*) OUT=${1#--out=}; [ -n "$OUT" ] || die_usage "--out needs a directory" ;;
+  --render=*) RENDER=${1#--render=}; [ -n "$RENDER" ] || die_usage "--render needs a directory" ;;
+  -h|--help) usage; exit 0 ;;
+  *) die_usage "unknown argument '$1'" ;;
+  esac
+  shift
+done
+if [ -n "$RENDER" ]; then
+  [ -z "$OUT" ] || die_usage "--render and --out do not go together"
+  [ -f "$RENDER/results.csv" ] || { echo "report: $RENDER/results.csv not found: nothing to render" >&2; exit 2; }
+  OUT=$RENDER
+fi
+UNITS=$ROOT/scripts/units.awk
+NCPU=$(nproc)
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DREADMOSTLY_BUILD_BENCH=ON >/dev/null
-cmake --build build -j"$(nproc)" --target readmostly-bench readmostly-preload >/dev/null
-B=$ROOT/build/bench/readmostly-bench
-mkdir -p "$OUT"
-rm -f "$OUT"/*.csv "$OUT"/*.png "$OUT"/*.dat "$OUT"/*.txt "$OUT"/REPORT.md "$OUT"/realprogs.md
+# ---- progress -----------------------------------------------------------
+# Every step has a planned duration (from the sizes of its runs and the
+# measured cost per run); a line at the start of each step, and every 30 s
+# inside a long one, says how much is left.  The estimate is corrected by
+# how the steps done so far compared with their plans.
+STEP_NAMES=()
+STEP_PLAN=()
+plan() { STEP_NAMES+=("$1"); STEP_PLAN+=("$2"); }
+T_START=$(date +%s)
+DONE_PLAN=0   # planned seconds of the steps finished
+DONE_REAL=0   # their real seconds
+STEP_I=0
+mmss() { local s=$1; if [ "$s" -ge 60 ]; then printf '%d min %02d s' $((s / 60)) $((s % 60)); else printf '%d s' "$s"; fi; }
+left_after() { # planned seconds of step $1 and the later ones, corrected
+  local i s=0
+  for ((i = $1; i < ${#STEP_PLAN[@]}; i++)); do s=$((s + STEP_PLAN[i])); done
+  # Steps that ran long so far stretch the rest alike (within 0.5 to 2).
+  if [ "$DONE_PLAN" -gt 30 ]; then
+    s=$(awk -v s="$s" -v r="$DONE_REAL" -v p="$DONE_PLAN" 'BEGIN{ f = r / p; if (f < 0.5) f = 0.5; if (f > 2) f = 2; printf "%d", s * f }')
+  fi
+  echo "$s"
+}
+TICKER=""
+stop_ticker() { if [ -n "$TICKER" ]; then kill "$TICKER" 2>/dev/null || true; wait "$TICKER" 2>/dev/null || true; TICKER=""; fi; }
+trap stop_ticker EXIT
+# step NAME CMD...: run one planned step with its progress lines.
+step() {
+  local name=$1 i plan_s left rest t0 rc=0
+  shift
+  for ((i = 0; i < ${#STEP_NAMES[@]}; i++)); do [ "${STEP_NAMES[i]}" = "$name" ] && break; done
+  plan_s=${STEP_PLAN[i]:-0}
+  left=$(left_after "$i")
+  STEP_I=$((STEP_I + 1))
+  echo "report: [$STEP_I/${#STEP_NAMES[@]}] $name (about $(mmss "$plan_s"); about $(mmss "$left") left in all)"
+  rest=$(left_after $((i + 1)))
+  t0=$(date +%s)
+  (
+    # Short sleeps, so that none outlives the step by more than a second
+    # (a pipe reading the output would wait for it).
+    trap - EXIT
+    n=0
+    while sleep 1; do
+      n=$((n + 1))
+      [ $((n % 30)) = 0 ] || continue
+      l=$((left - n)); [ $l -gt "$rest" ] || l=$rest
+      echo "report:   ... $name running for $(mmss $n) (planned about $(mmss "$plan_s")); about $(mmss $l) left in all"
+    done
+  ) &
+  TICKER=$!
+  "$@" || rc=$?
+  stop_ticker
+  DONE_PLAN=$((DONE_PLAN + plan_s))
+  DONE_REAL=$((DONE_REAL + $(date +%s) - t0))
+  echo "step $name: planned $plan_s s, took $(( $(date +%s) - t0 )) s" >> "$OUT/run.txt"
+  return $rc
+}
+
+# ---- quiet-machine check ------------------------------------------------
+# A benchmark on a machine where something else runs measures the other
+# program as much as the lock: ratios move by 3x (a busy run once showed
+# BRAVO-BA / BA readers at 3.07, 9.9 on a quiet machine).  Three looks:
+# - before the build: the 1-minute load average;
+# - before measuring: two spinning threads must each get a whole CPU
+#   (their CPU time over wall time), and nothing else should be runnable;
+# - over the measurements: CPU time used by other programs (the whole
+#   machine's busy time in /proc/stat minus this script's and its
+#   children's, which the kernel adds up as they are waited for).
+CLK_TCK=$(getconf CLK_TCK)
+OTHERS_USED=0    # CPUs other programs used in the last others_begin/end span
+QUIET_NOTES=()   # one sentence per thing seen that is not quiet
+cpu_ticks() { # ticks of process $1 (utime+stime, + children's if $2)
+  local stat rest f
+  stat=$(cat "/proc/$1/stat") || return 1
+  rest=${stat##*) }   # the fields after "(comm) "
+  read -r -a f <<<"$rest"
+  # f[0] is field 3 (state): utime is field 14, stime 15, cutime 16, cstime 17.
+  if [ "${2:-0}" = 1 ]; then echo $((f[11] + f[12] + f[13] + f[14])); else echo $((f[11] + f[12])); fi
+}
+machine_busy_ticks() { # busy ticks of all CPUs: everything but idle and iowait
+  awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat
+}
+steal_ticks() { awk '$1 == "cpu" { print $9; exit }' /proc/stat; }
+LOAD_START=$(cut -d' ' -f1 /proc/loadavg)
+quiet_load() {
+  if awk -v l="$LOAD_START" -v n="$NCPU" 'BEGIN{ exit !(l > 0.25 * n) }'; then
+    QUIET_NOTES+=("the 1-minute load average was $LOAD_START when the report started (other programs were running, or had just run; $NCPU CPUs)")
+  fi
+  echo "load average (1 min) at the start: $LOAD_START" >> "$OUT/run.txt"
+}
+quiet_spin() { # label
+  local n=2 i pids=() a=() b=() ta tb shares="" low=0 others=0 samples=0 r rt
+  [ "$NCPU" -ge 2 ] || n=1
+  for ((i = 0; i < n; i++)); do (trap - EXIT; while :; do :; done) & pids+=($!); done
+  sleep 0.2
+  ta=$(date +%s%N)
+  for ((i = 0; i < n; i++)); do a+=("$(cpu_ticks "${pids[i]}")"); done
+  # Meanwhile, how many other threads are runnable (the 4th field of
+  # /proc/loadavg counts running ones, the spinners and this shell too).
+  for ((i = 0; i < 10; i++)); do
+    sleep 0.1
+    read -r _ _ _ rt _ </proc/loadavg
+    r=${rt%/*}
+    others=$((others + r - n - 1)); samples=$((samples + 1))
+  done
+  tb=$(date +%s%N)
+  for ((i = 0; i < n; i++)); do b+=("$(cpu_ticks "${pids[i]}")"); done
+  for ((i = 0; i < n; i++)); do kill "${pids[i]}"; done
+  wait "${pids[@]}" 2>/dev/null || true
+  for ((i = 0; i < n; i++)); do
+    r=$(awk -v d=$((b[i] - a[i])) -v hz="$CLK_TCK" -v ns=$((tb - ta)) 'BEGIN{ printf "%.2f", d / hz / (ns / 1e9) }')
+    shares+="${shares:+ and }$r"
+    awk -v r="$r" 'BEGIN{ exit !(r < 0.9) }' && low=1
+  done
+  others=$(awk -v o="$others" -v s="$samples" 'BEGIN{ v = o / s; if (v < 0) v = 0; printf "%.1f", v }')
+  echo "$1: $n spinning threads got $shares of a CPU each; other runnable threads $others on average" >> "$OUT/run.txt"
+  if [ $low = 1 ]; then
+    QUIET_NOTES+=("$1, $n spinning threads got $shares of a CPU each (a quiet machine gives each a whole one), with $others other threads runnable on average")
+  elif awk -v o="$others" 'BEGIN{ exit !(o >= 0.5) }'; then
+    QUIET_NOTES+=("$1, $others other threads were runnable on average")
+  fi
+}
+OTHERS_T0=0; OTHERS_M0=0; OTHERS_S0=0; OTHERS_ST0=0
+others_begin() { OTHERS_T0=$(date +%s%N); OTHERS_M0=$(machine_busy_ticks); OTHERS_S0=$(cpu_ticks $$ 1); OTHERS_ST0=$(steal_ticks); }
+others_end() { # label
+  local t1 m1 s1 st1 used steal
+  t1=$(date +%s%N); m1=$(machine_busy_ticks); s1=$(cpu_ticks $$ 1); st1=$(steal_ticks)
+  used=$(awk -v m=$((m1 - OTHERS_M0 - (st1 - OTHERS_ST0))) -v s=$((s1 - OTHERS_S0)) -v hz="$CLK_TCK" -v ns=$((t1 - OTHERS_T0)) \
+    'BEGIN{ v = (m - s) / hz / (ns / 1e9); if (v < 0) v = 0; printf "%.2f", v }')
+  steal=$(awk -v d=$((st1 - OTHERS_ST0)) -v hz="$CLK_TCK" -v ns=$((t1 - OTHERS_T0)) 'BEGIN{ printf "%.2f", d / hz / (ns / 1e9) }')
+  OTHERS_USED=$used
+  echo "$1: other programs used $used CPUs on average, the hypervisor took $steal" >> "$OUT/run.txt"
+  if awk -v u="$used" -v s="$steal" 'BEGIN{ exit !(u >= 0.2 || s >= 0.1) }'; then
+    if [ "$steal" = 0.00 ]; then steal=""; else steal=" (and the hypervisor took $steal for other guests)"; fi
+    QUIET_NOTES+=("$1, other programs used $used of the $NCPU CPUs on average$steal")
+  fi
+}
+QUIET_SHOWN=0
+quiet_warn_now() { # print on stderr what was seen since the last call
+  local i
+  for ((i = QUIET_SHOWN; i < ${#QUIET_NOTES[@]}; i++)); do
+    echo "report: WARNING: the machine is not quiet: ${QUIET_NOTES[i]}; ratios measured now are unreliable" >&2
+  done
+  QUIET_SHOWN=${#QUIET_NOTES[@]}
+}
+
+# ---- measurement --------------------------------------------------------
+install_missing() {
+  as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else return 1; fi; }
+  local apt_updated=0
+  install_pkgs() {
+    [ $# -gt 0 ] || return 0
+    echo "report: installing $*"
+    if [ $apt_updated = 0 ]; then as_root apt-get update -qq || true; apt_updated=1; fi
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null || {
+      echo "report: could not install $* (continuing without)"; return 1; }
+  }
+  local need=()
+  command -v cmake >/dev/null || need+=(cmake)
+  command -v cc >/dev/null || need+=(gcc)
+  command -v c++ >/dev/null || need+=(g++)
+  command -v make >/dev/null || need+=(make)
+  [ -f /usr/include/ck_rwlock.h ] || need+=(libck-dev)
+  [ -n "$(ls /usr/include/*/urcu/urcu-memb.h /usr/include/urcu/urcu-memb.h 2>/dev/null)" ] || need+=(liburcu-dev)
+  command -v gnuplot >/dev/null || need+=(gnuplot-nox)
+  command -v valgrind >/dev/null || need+=(valgrind)
+  if [ ${#need[@]} -gt 0 ]; then install_pkgs "${need[@]}" || true; fi
+}
+
+if [ -z "$RENDER" ]; then
+  if [ -z "$OUT" ]; then
+    STAMP=$(date -u +%Y%m%dT%H%M%SZ)
+    OUT=results/runs/$STAMP
+    LINK=1
+  else
+    LINK=0
+  fi
+  mkdir -p "$OUT"
+  rm -f "$OUT"/*.csv "$OUT"/*.png "$OUT"/*.dat "$OUT"/*.txt "$OUT"/REPORT.md "$OUT"/realprogs.md
+  echo "report: writing $OUT$([ "$LINK" = 1 ] && echo " (results/runs/latest will link to it when it is complete)")"
+  { echo "mode: $([ "$QUICK" = 1 ] && echo quick || echo full)"
+    echo "started: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"; } > "$OUT/run.txt"
+  quiet_load
+  install_missing
+
+  echo "report: building every target (Release) in build/"
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DREADMOSTLY_BUILD_BENCH=ON >/dev/null
+  cmake --build build -j"$NCPU" >/dev/null
+  B=$ROOT/build/bench/readmostly-bench
+  avail=$($B list | sed -n 's/^implementations: //p')
+fi
 
 if [ "$QUICK" = 1 ]; then D=0.1; R=1; DL=0.05; else D=0.5; R=3; DL=0.3; fi
-avail=$($B list | sed -n 's/^implementations: //p')
+[ -n "$RENDER" ] && avail=$(awk -F, '!/^#/ && $1 != "experiment" {print $2}' "$OUT/results.csv" | sort -u | tr '\n' ' ')
 has() { case " $avail " in *" $1 "*) return 0;; esac; return 1; }
 pick() { local out=() i; for i in "$@"; do has "$i" && out+=("$i"); done; (IFS=,; echo "${out[*]}"); }
 ALL=$(pick ba bravo-ba pft bravo-pft pthread bravo-pthread futex bravo-futex percpu cohort prwlock ck-rwlock ck-pflock ck-brlock)
@@ -53,136 +280,262 @@ RW=$(pick ba bravo-ba pthread bravo-pthread futex bravo-futex percpu cohort prwl
 CSE=$(pick prwlock pthread ck-brlock bravo-ba)
 WF=$(pick prwlock ck-brlock bravo-ba pthread urcu-memb)
 SLP=$(pick prwlock pthread ck-brlock bravo-futex)
-has ck-rwlock || echo "report: Concurrency Kit peers unavailable (libck-dev missing): left out"
+count() { local IFS=,; set -- $1; echo $#; }
 
 run() { # experiment args...
   local e=$1; shift
-  echo "report: $e $*"
   "$B" "$e" "$@" --csv "$OUT/$e.csv" >/dev/null
 }
-t0=$(date +%s)
-run latency --impl "$LAT" --duration "$DL" --reps "$R"
-run readers --impl "$LAT" --threads 1,2,4 --duration "$D" --reps "$R"
-run alternator --impl "$LAT" --threads 1,2,4 --duration "$D" --reps "$R"
-run interference --threads 2,4 --duration "$D" --reps "$R" --param locks=1,4,16,64,256,1024,4096,8192
-run test_rwlock --impl "$ALL" --threads 1,2,4 --duration "$D" --reps "$R"
-run rwbench --impl "$RW" --threads 1,2,4 --duration "$(awk "BEGIN{print $D*0.8}")" --reps "$R"
-# The checked cells (2 threads; P = 9/10, 1/2, 1/10000) swing from run to
-# run (blocking locks at 2 threads are bimodal): more repetitions there, so
-# their medians (in the tables and the checks) are of 2R+1 runs.
-"$B" rwbench --impl "$RW" --threads 2 --duration "$(awk "BEGIN{print $D*0.8}")" --reps "$((R + 1))" \
-  --param P=9/10,1/2,1/10000 --csv "$OUT/rwbench-more.csv" >/dev/null
-awk -F, -v OFS=, -v r="$R" '!/^#/ && $1 != "experiment" { $5 += r; print }' \
-  "$OUT/rwbench-more.csv" >> "$OUT/rwbench.csv"
-rm -f "$OUT/rwbench-more.csv"
-run hashtable --impl "$ALL" --threads 1,2,4 --duration "$D" --reps "$R"
-run cs_efficiency --impl "$CSE" --duration "$D" --reps "$R" --param readers=0,1,2,4
-run writer_freq --impl "$WF" --threads 1,2 --duration "$D" --reps "$R" --param delay_us=1,10,100,1000
-# How prwlock's writers reached consensus (counters on: a separate run).
-READMOSTLY_STATS=1 "$B" writer_freq --impl prwlock --threads 1 --duration "$D" --reps 1 \
-  --param delay_us=10 > "$OUT/writer_freq_stats.txt" 2>&1 || true
-run sleepers --impl "$SLP" --threads 2,4 --duration "$D" --reps "$R" --param sleepy=0,1,2,4
-run wakeup --reps "$R" --param readers=1,2,4,8,16,32
-echo "report: suite took $(( $(date +%s) - t0 )) s"
-# Unmodified programs under the preload library (installs rocksdb-tools and
-# kyotocabinet-utils).  A failing program is reported, not hidden.
-t0=$(date +%s)
-if ! OUT="$OUT" QUICK="$QUICK" PRELOAD="$ROOT/build/preload/libreadmostly-preload.so" scripts/realprogs.sh; then
-  { echo "## Real programs under LD_PRELOAD"; echo
-    echo "| check | measured | target | result |"; echo "| --- | ---: | --- | --- |"
-    echo "| real programs succeed under the preload library | failed | success | FAIL |"
-    echo; echo "scripts/realprogs.sh failed; run it alone to see the failing command."; } > "$OUT/realprogs.md"
-fi
-echo "report: real programs took $(( $(date +%s) - t0 )) s"
-
-# All rows in one file, the machine description once.
-{ grep '^#' "$OUT/latency.csv"; echo "experiment,impl,threads,param,rep,metric,value,unit";
-  for f in latency readers alternator interference test_rwlock rwbench hashtable cs_efficiency writer_freq sleepers wakeup; do
-    grep -v -e '^#' -e '^experiment,' "$OUT/$f.csv"; done; } > "$OUT/results.csv"
-awk -f scripts/medians.awk "$OUT/results.csv" > "$OUT/medians.csv"
-
+run_rwbench() {
+  local d
+  d=$(awk "BEGIN{print $D*0.8}")
+  run rwbench --impl "$RW" --threads 1,2,4 --duration "$d" --reps "$R"
+  # The checked cells (2 threads; P = 9/10, 1/2, 1/10000) swing from run to
+  # run (blocking locks at 2 threads are bimodal): more repetitions there, so
+  # their medians (in the tables and the checks) are of 2R+1 runs.
+  "$B" rwbench --impl "$RW" --threads 2 --duration "$d" --reps "$((R + 1))" \
+    --param P=9/10,1/2,1/10000 --csv "$OUT/rwbench-more.csv" >/dev/null
+  awk -F, -v OFS=, -v r="$R" '!/^#/ && $1 != "experiment" { $5 += r; print }' \
+    "$OUT/rwbench-more.csv" >> "$OUT/rwbench.csv"
+  rm -f "$OUT/rwbench-more.csv"
+}
+run_writer_freq() {
+  run writer_freq --impl "$WF" --threads 1,2 --duration "$D" --reps "$R" --param delay_us=1,10,100,1000
+  # How prwlock's writers reached consensus (counters on: a separate run).
+  READMOSTLY_STATS=1 "$B" writer_freq --impl prwlock --threads 1 --duration "$D" --reps 1 \
+    --param delay_us=10 > "$OUT/writer_freq_stats.txt" 2>&1 || true
+}
+run_realprogs() {
+  # Unmodified programs under the preload library (installs rocksdb-tools
+  # and kyotocabinet-utils).  A failing program is reported, not hidden.
+  if ! OUT="$OUT" QUICK="$QUICK" PRELOAD="$ROOT/build/preload/libreadmostly-preload.so" scripts/realprogs.sh; then
+    { echo "## Real programs under LD_PRELOAD"; echo
+      echo "| check | measured | target | result |"; echo "| --- | ---: | --- | --- |"
+      echo "| real programs succeed under the preload library | failed | success | FAIL |"
+      echo; echo "scripts/realprogs.sh failed; run it alone to see the failing command."; } > "$OUT/realprogs.md"
+  fi
+}
 # Instructions per pair under callgrind: run N1 and N2 pairs, take the
 # difference, so start-up and set-up cancel out.
-if command -v valgrind >/dev/null; then
+run_callgrind() {
+  if ! command -v valgrind >/dev/null; then echo "report: valgrind unavailable: no instruction counts"; return 0; fi
   echo "impl,op,instructions_per_pair" > "$OUT/instructions.csv"
-  N1=20000; N2=120000
-  count() { valgrind --tool=callgrind --callgrind-out-file=/dev/null "$B" latency --impl "$1" \
-              --iterations "$2" --param op="$3" --reps 1 2>&1 >/dev/null |
-            sed -n 's/.*Collected : \([0-9]*\).*/\1/p'; }
+  local N1=20000 N2=120000 i op a b
+  cg_count() { valgrind --tool=callgrind --callgrind-out-file=/dev/null "$B" latency --impl "$1" \
+                 --iterations "$2" --param op="$3" --reps 1 2>&1 >/dev/null |
+               sed -n 's/.*Collected : \([0-9]*\).*/\1/p'; }
   for i in ${LAT//,/ }; do
     for op in read write; do
       [ "$i" = urcu-memb ] && [ "$op" = write ] && continue
-      a=$(count "$i" $N1 $op); b=$(count "$i" $N2 $op)
+      a=$(cg_count "$i" $N1 $op); b=$(cg_count "$i" $N2 $op)
       [ -n "$a" ] && [ -n "$b" ] && echo "$i,$op,$(awk "BEGIN{printf \"%.1f\", ($b-$a)/($N2-$N1)}")" >> "$OUT/instructions.csv"
     done
   done
-else
-  echo "report: valgrind unavailable: no instruction counts"
+}
+
+if [ -z "$RENDER" ]; then
+  has ck-rwlock || echo "report: Concurrency Kit peers unavailable (libck-dev missing): left out"
+  # Planned seconds: measurements x duration, plus about 0.1 s each of
+  # thread start-up and set-up (measured: a full run's steps come within
+  # 10 % of these).
+  nL=$(count "$LAT"); nA=$(count "$ALL"); nR=$(count "$RW"); nC=$(count "$CSE"); nW=$(count "$WF"); nS=$(count "$SLP")
+  est() { awk -v n="$1" -v d="$2" 'BEGIN{ printf "%d", n * (d + 0.02) + 1 }'; }
+  if [ "$QUICK" = 1 ]; then RP_PLAN=45; else RP_PLAN=600; fi
+  plan "quiet check" 2
+  plan latency "$(est $((nL * 3 * R)) "$DL")"
+  plan readers "$(est $((nL * 3 * R)) "$D")"
+  plan alternator "$(est $((nL * 3 * R)) "$D")"
+  plan interference "$(est $((2 * 8 * 2 * R)) "$D")"
+  plan test_rwlock "$(est $((nA * 3 * R)) "$D")"
+  plan rwbench "$(est $((nR * (3 * 6 * R + 3 * (R + 1)))) "$(awk "BEGIN{print $D*0.8}")")"
+  plan hashtable "$(est $((nA * 3 * R)) "$D")"
+  plan cs_efficiency "$(est $((nC * 4 * 2 * R)) "$D")"
+  plan writer_freq "$(est $(((nW + 1) * 2 * 4 * R + 2)) "$D")"
+  plan sleepers "$(est $((nS * 2 * 4 * R)) "$D")"
+  plan wakeup 2
+  plan "real programs" "$RP_PLAN"
+  plan "instruction counts" 15
+  plan "plots and REPORT.md" 8
+  step "quiet check" quiet_spin "before the measurements"
+  quiet_warn_now
+  others_begin
+  step latency run latency --impl "$LAT" --duration "$DL" --reps "$R"
+  step readers run readers --impl "$LAT" --threads 1,2,4 --duration "$D" --reps "$R"
+  step alternator run alternator --impl "$LAT" --threads 1,2,4 --duration "$D" --reps "$R"
+  step interference run interference --threads 2,4 --duration "$D" --reps "$R" --param locks=1,4,16,64,256,1024,4096,8192
+  step test_rwlock run test_rwlock --impl "$ALL" --threads 1,2,4 --duration "$D" --reps "$R"
+  step rwbench run_rwbench
+  step hashtable run hashtable --impl "$ALL" --threads 1,2,4 --duration "$D" --reps "$R"
+  step cs_efficiency run cs_efficiency --impl "$CSE" --duration "$D" --reps "$R" --param readers=0,1,2,4
+  step writer_freq run_writer_freq
+  step sleepers run sleepers --impl "$SLP" --threads 2,4 --duration "$D" --reps "$R" --param sleepy=0,1,2,4
+  step wakeup run wakeup --reps "$R" --param readers=1,2,4,8,16,32
+  others_end "during the benchmark suite"
+  quiet_warn_now
+  # The benchmarks run for the time they are given, but the real programs
+  # and callgrind run until their work is done: when other programs used
+  # part of the CPUs during the suite, they take longer by about the share
+  # that was left (at most 10x here).
+  for i in "${!STEP_NAMES[@]}"; do
+    case ${STEP_NAMES[i]} in
+    "real programs"|"instruction counts")
+      STEP_PLAN[i]=$(awk -v p="${STEP_PLAN[i]}" -v u="$OTHERS_USED" -v n="$NCPU" \
+        'BEGIN{ f = 1; if (u >= 0.2) { l = n - u; if (l < 0.2) l = 0.2; f = n / l; if (f > 10) f = 10 }; printf "%d", p * f }') ;;
+    esac
+  done
+  echo "report: suite took $(mmss $(( $(date +%s) - T_START )))"
+  others_begin
+  step "real programs" run_realprogs
+  others_end "during the real programs"
+  quiet_warn_now
+  step "instruction counts" run_callgrind
+
+  # All rows in one file, the machine description once.
+  { grep '^#' "$OUT/latency.csv"; echo "experiment,impl,threads,param,rep,metric,value,unit";
+    for f in latency readers alternator interference test_rwlock rwbench hashtable cs_efficiency writer_freq sleepers wakeup; do
+      grep -v -e '^#' -e '^experiment,' "$OUT/$f.csv"; done; } > "$OUT/results.csv"
+  echo "finished: $(date -u '+%Y-%m-%d %H:%M:%S UTC')" >> "$OUT/run.txt"
+  for n in "${QUIET_NOTES[@]}"; do echo "not quiet: $n" >> "$OUT/run.txt"; done
 fi
 
-# ---- plots --------------------------------------------------------------
+# ---- render: plots and REPORT.md from the CSV files ------------------------
 M=$OUT/medians.csv
+awk -f scripts/medians.awk "$OUT/results.csv" > "$M"
+# Repetitions per cell, as measured (the readers rows; rwbench's checked
+# cells have 2R+1).
+R=$(awk -F, '$1 == "readers" {print $7; exit}' "$M"); R=${R:-1}
+MODE=$(sed -n 's/^mode: //p' "$OUT/run.txt" 2>/dev/null || true); MODE=${MODE:-full}
+# h KIND VALUE: the value for people.  It writes a placeholder that one
+# pass of scripts/units.awk over the finished REPORT.md turns into "233 M/s"
+# (KIND-t: a target, "3×"): one awk for the document, not one per number.
+h() { printf '\001%s\002%s\003' "$1" "$2"; }
+# The medians, in memory: MED[experiment|impl|threads|param|metric].
+# hashtable's ops_per_ms also as ops_per_sec (the report shows rates per s).
+declare -A MED=()
+while IFS=, read -r e i t p m v _; do
+  MED["$e|$i|$t|$p|$m"]=$v
+  if [ "$e" = hashtable ] && [ "$m" = ops_per_ms ]; then
+    MED["$e|$i|$t|$p|ops_per_sec"]=$(awk -v v="$v" 'BEGIN{ printf "%.6g", v * 1000 }')
+  fi
+done < "$M"
+
+# Plot style: one colour per lock family, kept across plots; BRAVO-X is
+# dashed in X's colour, a "-fence" mode dotted in its lock's; every other
+# name has a colour of its own, none repeated within a plot.
+declare -A COLOUR=(
+  [ba]='#1f77b4' [pft]='#ff7f0e' [pthread]='#2ca02c' [futex]='#d62728'
+  [percpu]='#9467bd' [cohort]='#8c564b' [prwlock]='#e377c2' [ck-rwlock]='#7f7f7f'
+  [ck-pflock]='#bcbd22' [ck-brlock]='#17becf' [urcu-memb]='#000000' [urcu-mb]='#393b79'
+  [urcu-signal]='#b8860b' [urcu-qsbr]='#006d2c' [rcu]='#ff00ff' [rlu]='#800000'
+  [no-lock]='#5f5f5f' [prwlock-parallel]='#e377c2' [prwlock-broadcast]='#393b79'
+)
+SPARE_COLOURS='#00bfff #ff4500 #6a3d9a #808000 #008080 #a0522d #4169e1 #dc143c #2f4f4f #ffa500'
+# style_init, then style IMPL: sets STYLE to IMPL's gnuplot line style in the
+# current plot (a variable, not output: a command substitution would run it
+# in a subshell and forget the colours taken).
+FAM_ORDER=" "
+style_init() { declare -gA FAM_COLOUR=(); USED_COLOURS=" "; }
+style() {
+  local i=$1 fam=$1 dt=1 c k=0 f
+  case $i in bravo-*) fam=${i#bravo-}; dt=2 ;; *-fence) fam=${i%-fence}; dt=3 ;; esac
+  if [ -n "${FAM_COLOUR[$fam]:-}" ]; then
+    c=${FAM_COLOUR[$fam]}
+  else
+    c=${COLOUR[$fam]:-}
+    if [ -z "$c" ] || [[ $USED_COLOURS == *" $c "* ]]; then
+      for c in $SPARE_COLOURS; do [[ $USED_COLOURS == *" $c "* ]] || break; done
+    fi
+    FAM_COLOUR[$fam]=$c; USED_COLOURS+="$c "
+  fi
+  # Point shapes cycle over the families in the order they first appear in
+  # this report: filled for the lock, the same shape open for BRAVO-X.
+  [[ $FAM_ORDER == *" $fam "* ]] || FAM_ORDER+="$fam "
+  for f in $FAM_ORDER; do [ "$f" = "$fam" ] && break; k=$((k + 1)); done
+  local shapes=(5 7 9 11 13) pt
+  pt=${shapes[k % 5]}
+  [ $dt = 1 ] || pt=$((pt - 1))
+  STYLE="lc rgb '$c' dt $dt lw 2 pt $pt ps 1.2"
+}
+# yaxis FILES...: gnuplot lines for the y axis: a log scale when the values
+# span more than 10x, and SI prefixes on the tics.
+yaxis() {
+  if awk 'NF >= 2 && $2 ~ /^[-+]?[0-9.]/ { v = $2 + 0; if (v <= 0) bad = 1; else { if (mn == "" || v < mn) mn = v; if (v > mx) mx = v } }
+          END { exit !(!bad && mn > 0 && mx / mn > 10) }' "$@"; then
+    echo "set logscale y 10"; echo "set format y '%.0s %c'"
+  else
+    echo "set format y '%.1s %c'"
+  fi
+}
+
 # dat FILE EXP METRIC PARAM IMPL: "threads value" lines
 dat() { awk -F, -v e="$1" -v m="$2" -v p="$3" -v i="$4" \
           '$1==e && $5==m && $4==p && $2==i {print $3, $6}' "$M" | sort -n; }
 plot_threads() { # exp metric param title ylabel file impls
-  local e=$1 m=$2 p=$3 title=$4 yl=$5 png=$6 impls=$7 cmd="" i
+  local e=$1 m=$2 p=$3 title=$4 yl=$5 png=$6 impls=$7 cmd="" i f files=()
+  style_init
   for i in ${impls//,/ }; do
-    dat "$e" "$m" "$p" "$i" > "$OUT/$e-$i${p:+-${p//[\/=]/_}}.dat"
-    [ -s "$OUT/$e-$i${p:+-${p//[\/=]/_}}.dat" ] || continue
-    cmd+="${cmd:+, }'$OUT/$e-$i${p:+-${p//[\/=]/_}}.dat' using 1:2 with linespoints title '$i'"
+    f="$OUT/$e-$i${p:+-${p//[\/=]/_}}.dat"
+    dat "$e" "$m" "$p" "$i" > "$f"
+    [ -s "$f" ] || continue
+    files+=("$f")
+    style "$i"
+    cmd+="${cmd:+, }'$f' using 1:2 with linespoints $STYLE title '$i'"
   done
   [ -n "$cmd" ] || return 0
-  gnuplot <<EOF
-set terminal pngcairo size 900,600 noenhanced
-set output '$png'
-set title "$title"
-set xlabel 'threads'
-set ylabel '$yl'
-set key outside right
-set grid
-set logscale x 2
-plot $cmd
-EOF
+  { echo "set terminal pngcairo size 900,600 noenhanced"
+    echo "set output '$png'"
+    echo "set title \"$title\""
+    echo "set xlabel 'threads'"
+    echo "set ylabel '$yl'"
+    echo "set key outside right"
+    echo "set grid"
+    echo "set logscale x 2"
+    yaxis "${files[@]}"
+    echo "plot $cmd"; } | gnuplot || echo "report: gnuplot could not draw $png" >&2
 }
-if command -v gnuplot >/dev/null && gnuplot -e "set terminal pngcairo" 2>/dev/null; then
+# FCP experiments: x is the parameter, not threads.
+plot_param() { # exp metric threads title xlabel ylabel file impls key logx
+  local e=$1 m=$2 t=$3 title=$4 xl=$5 yl=$6 png=$7 impls=$8 key=$9 lx=${10} cmd="" i f files=()
+  style_init
+  for i in ${impls//,/ }; do
+    f="$OUT/$e-$i-$m.dat"
+    awk -F, -v e="$e" -v m="$m" -v t="$t" -v i="$i" -v k="$key" \
+      '$1==e && $5==m && $2==i && (t=="" || $3==t) {v=$4; sub(k"=","",v); print v, $6}' "$M" | sort -n > "$f"
+    [ -s "$f" ] || continue
+    files+=("$f")
+    style "$i"
+    cmd+="${cmd:+, }'$f' using 1:2 with linespoints $STYLE title '$i'"
+  done
+  [ -n "$cmd" ] || return 0
+  { echo "set terminal pngcairo size 900,600 noenhanced"
+    echo "set output '$png'"
+    echo "set title \"$title\""
+    echo "set xlabel '$xl'"
+    echo "set ylabel '$yl'"
+    echo "set key outside right"
+    echo "set grid"
+    [ "$lx" = 1 ] && echo "set logscale x 10"
+    yaxis "${files[@]}"
+    echo "plot $cmd"; } | gnuplot || echo "report: gnuplot could not draw $png" >&2
+}
+render_plots() {
+  rm -f "$OUT"/*.png
   plot_threads readers ops_per_sec "" "readers: T threads read-locking one lock (median of $R)" "read acquisitions/s" "$OUT/readers.png" "$LAT"
   plot_threads alternator ns_per_handoff "" "alternator (BRAVO paper Fig. 2): ring of T threads" "ns per hand-off (lower is better)" "$OUT/alternator.png" "$LAT"
   plot_threads test_rwlock ops_per_sec "" "test_rwlock (Fig. 3): 1 writer + T readers" "iterations/s" "$OUT/test_rwlock.png" "$ALL"
   plot_threads hashtable ops_per_ms "" "hash table (Fig. 6): eraser + inserter + T readers" "operations/ms" "$OUT/hashtable.png" "$ALL"
+  local p t
   for p in 9/10 1/2 1/10 1/100 1/1000 1/10000; do
     plot_threads rwbench ops_per_sec "P=$p" "RWBench (Fig. 4): write probability $p" "operations/s" "$OUT/rwbench-${p//\//_}.png" "$RW"
   done
-  # FCP experiments: x is the parameter, not threads.
-  plot_param() { # exp metric threads title xlabel ylabel file impls key logx
-    local e=$1 m=$2 t=$3 title=$4 xl=$5 yl=$6 png=$7 impls=$8 key=$9 lx=${10} cmd="" i f
-    for i in ${impls//,/ }; do
-      f="$OUT/$e-$i-$m.dat"
-      awk -F, -v e="$e" -v m="$m" -v t="$t" -v i="$i" -v k="$key" \
-        '$1==e && $5==m && $2==i && (t=="" || $3==t) {v=$4; sub(k"=","",v); print v, $6}' "$M" | sort -n > "$f"
-      [ -s "$f" ] || continue
-      cmd+="${cmd:+, }'$f' using 1:2 with linespoints title '$i'"
-    done
-    [ -n "$cmd" ] || return 0
-    { echo "set terminal pngcairo size 900,600 noenhanced"
-      echo "set output '$png'"
-      echo "set title \"$title\""
-      echo "set xlabel '$xl'"
-      echo "set ylabel '$yl'"
-      echo "set key outside right"
-      echo "set grid"
-      [ "$lx" = 1 ] && echo "set logscale x 10"
-      echo "set logscale y 10"
-      echo "plot $cmd"; } | gnuplot
-  }
-  plot_param writer_freq writer_ops_per_sec 1 "writer_freq (FCP Fig. 21): 1 writer + 1 reader, writes/s" "writer delay (us)" "writes/s" "$OUT/writer_freq-writes.png" "no-lock,$WF" delay_us 1
-  plot_param writer_freq reader_ops_per_sec 1 "writer_freq (FCP Fig. 21): 1 writer + 1 reader, reads/s" "writer delay (us)" "reads/s" "$OUT/writer_freq-reads.png" "$WF" delay_us 1
+  plot_param writer_freq writer_ops_per_sec 1 "writer_freq (FCP Fig. 21): 1 writer + 1 reader, writes/s" "writer delay (µs)" "writes/s" "$OUT/writer_freq-writes.png" "no-lock,$WF" delay_us 1
+  plot_param writer_freq reader_ops_per_sec 1 "writer_freq (FCP Fig. 21): 1 writer + 1 reader, reads/s" "writer delay (µs)" "reads/s" "$OUT/writer_freq-reads.png" "$WF" delay_us 1
   plot_param sleepers reader_ops_per_sec 4 "sleepers (FCP Fig. 20): 4 readers, K yield inside sections, + 1 writer" "sleepy readers K" "reads/s" "$OUT/sleepers.png" "$SLP" sleepy 0
-  plot_param wakeup wake_us_last "" "wakeup (FCP Fig. 19): K parked readers, until the last runs" "readers K" "us" "$OUT/wakeup.png" "prwlock-parallel,prwlock-broadcast" readers 0
+  plot_param wakeup wake_us_last "" "wakeup (FCP Fig. 19): K parked readers, until the last runs" "readers K" "µs from the writer unlocking" "$OUT/wakeup.png" "prwlock-parallel,prwlock-broadcast" readers 0
   for t in 2 4; do
     awk -F, -v t=$t '$1=="interference" && $5=="ratio" && $3==t {sub("locks=","",$4); print $4, $6}' "$M" | sort -n > "$OUT/interference-$t.dat"
   done
-  gnuplot <<EOF
+  gnuplot <<EOF || echo "report: gnuplot could not draw $OUT/interference.png" >&2
 set terminal pngcairo size 900,600 noenhanced
 set output '$OUT/interference.png'
 set title "Inter-lock interference (Fig. 1): BRAVO-BA shared table / private table per lock"
@@ -191,49 +544,67 @@ set ylabel 'throughput ratio'
 set logscale x 2
 set yrange [0:1.3]
 set grid
-plot '$OUT/interference-2.dat' using 1:2 with linespoints title '2 threads', \
-     '$OUT/interference-4.dat' using 1:2 with linespoints title '4 threads', 0.85 with lines dt 2 title 'acceptance 0.85'
+plot '$OUT/interference-2.dat' using 1:2 with linespoints lc rgb '#1f77b4' lw 2 pt 7 title '2 threads', \
+     '$OUT/interference-4.dat' using 1:2 with linespoints lc rgb '#d62728' lw 2 pt 5 title '4 threads', \
+     0.85 with lines lc rgb '#000000' dt 2 title 'acceptance 0.85'
 EOF
   awk -F, '$1=="latency" && $5=="ns_per_read_pair" {print $2, $6}' "$M" > "$OUT/latency-read.dat"
   awk -F, '$1=="latency" && $5=="ns_per_write_pair" {print $2, $6}' "$M" > "$OUT/latency-write.dat"
-  # Locks without a write side (urcu-memb) have no bias-off row: plot 0.
+  # Locks without a write side (urcu-memb) have no write or bias-off row:
+  # an empty bar (a blank value, which gnuplot leaves out).
   awk -F, '$1=="latency" && $5=="ns_per_read_pair" {print $2}' "$M" | while read -r i; do
-    echo "$i $(awk -F, -v i="$i" '$1=="latency" && $2==i && $5=="ns_per_read_pair_bias_off" {v=$6} END{print v+0}' "$M")"
+    echo "$i $(awk -F, -v i="$i" '$1=="latency" && $2==i && $5=="ns_per_read_pair_bias_off" {v=$6} END{print (v == "" ? "-" : v)}' "$M")"
   done > "$OUT/latency-off.dat"
-  gnuplot <<EOF
-set terminal pngcairo size 1000,600 noenhanced
-set output '$OUT/latency.png'
-set title "Single-thread latency: lock+unlock pair (median of $R)"
-set ylabel 'ns per pair'
-set style data histograms
-set style fill solid 0.8 border -1
-set xtics rotate by -45
-set grid y
-plot '$OUT/latency-read.dat' using 2:xtic(1) title 'read pair', '$OUT/latency-write.dat' using 2 title 'write pair', \
-     '$OUT/latency-off.dat' using 2 title 'read pair, writes keep the bias off'
-EOF
-else
-  echo "report: gnuplot (pngcairo) unavailable: no plots"
-fi
-rm -f "$OUT"/*.dat
-
-# ---- REPORT.md ----------------------------------------------------------
-med() { awk -F, -v e="$1" -v i="$2" -v t="$3" -v p="$4" -v m="$5" \
-          '$1==e && $2==i && $3==t && $4==p && $5==m {print $6; exit}' "$M"; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a=="" || b=="" || b==0) print "n/a"; else printf "%.2f", a/b }'; }
-check() { # label value op target
-  local r
-  r=$(awk -v v="$2" -v op="$3" -v t="$4" 'BEGIN{ if (v=="n/a") print "n/a"; else if ((op==">=" && v>=t) || (op=="<=" && v<=t)) print "PASS"; else print "MISS" }')
-  echo "| $1 | $2 | $3 $4 | $r |"
+  awk -F, '$1=="latency" && $5=="ns_per_read_pair" {print $2}' "$M" | while read -r i; do
+    echo "$i $(awk -F, -v i="$i" '$1=="latency" && $2==i && $5=="ns_per_write_pair" {v=$6} END{print (v == "" ? "-" : v)}' "$M")"
+  done > "$OUT/latency-write.dat"
+  { echo "set terminal pngcairo size 1000,600 noenhanced"
+    echo "set output '$OUT/latency.png'"
+    echo "set title \"Single-thread latency: lock+unlock pair (median of $R)\""
+    echo "set ylabel 'ns per pair'"
+    echo "set style data histograms"
+    echo "set style fill solid 0.8 border -1"
+    echo "set datafile missing '-'"
+    echo "set xtics rotate by -45"
+    echo "set grid y"
+    yaxis "$OUT/latency-read.dat" "$OUT/latency-write.dat"
+    echo "plot '$OUT/latency-read.dat' using 2:xtic(1) lc rgb '#1f77b4' title 'read pair', '$OUT/latency-write.dat' using 2 lc rgb '#d62728' title 'write pair', \\"
+    echo "     '$OUT/latency-off.dat' using 2 lc rgb '#2ca02c' title 'read pair, writes keep the bias off'"; } | gnuplot ||
+    echo "report: gnuplot could not draw $OUT/latency.png" >&2
+  rm -f "$OUT"/*.dat
 }
-table_threads() { # exp metric param impls threads...
-  local e=$1 m=$2 p=$3 impls=$4; shift 4
+
+# ---- REPORT.md -------------------------------------------------------------
+med() { echo "${MED["$1|$2|$3|$4|$5"]:-}"; }
+# hm KIND EXP IMPL THREADS PARAM METRIC: a median, for people.
+# An empty cell (nothing measured: urcu-memb has no write side) shows "–".
+hm() { local v=${MED["$2|$3|$4|$5|$6"]:-}; if [ -z "$v" ]; then echo "–"; else h "$1" "$v"; fi; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a=="" || b=="" || b==0) print "n/a"; else printf "%.6g", a/b }'; }
+NMISS=0; NFAIL=0   # counted from the finished report
+check() { # label value op target kind
+  local r shown target
+  # Compared as shown (three significant digits), so a line never reads
+  # "2.00× >= 2×  MISS".
+  r=$(awk -v v="$2" -v op="$3" -v t="$4" -v H_KIND= -f "$UNITS" -f /dev/stdin <<'EOF'
+BEGIN { if (v == "n/a" || v == "") print "n/a"
+        else { x = sig3(v) + 0
+               if ((op == ">=" && x >= t) || (op == "<=" && x <= t)) print "PASS"; else print "MISS" } }
+EOF
+)
+  if [ "$2" = n/a ] || [ -z "$2" ]; then shown=n/a; else shown=$(h "$5" "$2"); fi
+  # The target as written: no trailing zeros ("≥ 3×", "≤ 5 µs").
+  target="${3/>=/≥} $(h "$5-t" "$4")"
+  target=${target/<=/≤}
+  echo "| $1 | $shown | $target | $r |"
+}
+table_threads() { # exp metric param kind impls threads...
+  local e=$1 m=$2 p=$3 k=$4 impls=$5; shift 5
   local hdr="| impl |" sep="| --- |" i t
   for t in "$@"; do hdr+=" T=$t |"; sep+=" ---: |"; done
   echo "$hdr"; echo "$sep"
   for i in ${impls//,/ }; do
     local row="| $i |"
-    for t in "$@"; do row+=" $(med "$e" "$i" "$t" "$p" "$m") |"; done
+    for t in "$@"; do row+=" $(hm "$k" "$e" "$i" "$t" "$p" "$m") |"; done
     echo "$row"
   done
 }
@@ -243,53 +614,64 @@ bravo_ratios() { # exp metric param threads
   for x in ba pft pthread futex; do
     has "bravo-$x" || continue
     local a b; a=$(med "$e" "bravo-$x" "$t" "$p" "$m"); b=$(med "$e" "$x" "$t" "$p" "$m")
-    [ -n "$a" ] && [ -n "$b" ] && echo "| bravo-$x / $x | $(ratio "$a" "$b") |"
+    [ -n "$a" ] && [ -n "$b" ] && echo "| bravo-$x / $x | $(h ratio "$(ratio "$a" "$b")") |"
   done
 }
 img() { [ -f "$OUT/$1" ] && echo "![$2]($1)"; echo; }
-{
-echo "# readmostly benchmark report"
-echo
-echo "Generated by \`scripts/report.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'). Medians of $R runs"
-echo "($((2 * R + 1)) for rwbench at 2 threads with P = 9/10, 1/2 and 1/10000, the checked cells),"
-echo "all implementations measured side by side in one run (repetitions interleaved)."
-echo "Absolute numbers drift between runs and machines; read the ratios."
-echo
+
+report_body() {
 echo "## Machine"
 echo
 grep '^#' "$OUT/results.csv" | sed 's/^# */- /'
 echo "- runs with more threads than CPUs are oversubscribed (preemption and blocking paths)"
+if [ -f "$OUT/run.txt" ] && grep -q -e '^load average' -e '^[a-z ]*: .*spinning' -e '^[a-z ]*: other programs' "$OUT/run.txt"; then
+  echo "- quiet-machine checks (the warning at the top, if any, says which were off):"
+  grep -v '^not quiet: ' "$OUT/run.txt" | grep -e '^load average' -e '^[a-z ]*: .*spinning' -e '^[a-z ]*: other programs' |
+    sed -e 's/, the hypervisor took 0\.00$//' -e 's/^/  - /'
+else
+  echo "- quiet-machine checks: not recorded for this run"
+fi
 echo
 echo "## Acceptance checks (ratios within this run)"
 echo
+echo "PASS: the target is met in this run. MISS: the target is not met on this machine in this"
+echo "run; it is not a failure of the software (the tests, \`scripts/test.sh\`, check behaviour)."
+echo "Some targets are the papers' results on larger machines and out of reach of 2 CPUs (the"
+echo "notes below and in the README say which); on a busy machine any of them can move."
+echo "FAIL: something did not work (a real program failed under the preload library)."
+echo "\`scripts/report.sh --strict\` exits non-zero when a target is missed."
+echo
 echo "| check | measured | target | result |"
 echo "| --- | ---: | --- | --- |"
-check "readers T=2: bravo-ba / ba" "$(ratio "$(med readers bravo-ba 2 '' ops_per_sec)" "$(med readers ba 2 '' ops_per_sec)")" ">=" 3
-check "readers T=2: bravo-pthread / pthread" "$(ratio "$(med readers bravo-pthread 2 '' ops_per_sec)" "$(med readers pthread 2 '' ops_per_sec)")" ">=" 3
-check "alternator T=2: bravo-ba / ba (ns per hand-off)" "$(ratio "$(med alternator bravo-ba 2 '' ns_per_handoff)" "$(med alternator ba 2 '' ns_per_handoff)")" "<=" 0.8
-check "latency: bravo-ba / ba read pair" "$(ratio "$(med latency bravo-ba 1 '' ns_per_read_pair)" "$(med latency ba 1 '' ns_per_read_pair)")" "<=" 0.8
-check "latency: bravo-ba / ba write pair (bias revoked)" "$(ratio "$(med latency bravo-ba 1 '' ns_per_write_pair)" "$(med latency ba 1 '' ns_per_write_pair)")" "<=" 1.2
-check "latency: bravo-ba / ba read pair (writes keep the bias off)" "$(ratio "$(med latency bravo-ba 1 '' ns_per_read_pair_bias_off)" "$(med latency ba 1 '' ns_per_read_pair_bias_off)")" "<=" 1.2
+check "readers T=2: bravo-ba / ba" "$(ratio "$(med readers bravo-ba 2 '' ops_per_sec)" "$(med readers ba 2 '' ops_per_sec)")" ">=" 3 ratio
+check "readers T=2: bravo-pthread / pthread" "$(ratio "$(med readers bravo-pthread 2 '' ops_per_sec)" "$(med readers pthread 2 '' ops_per_sec)")" ">=" 3 ratio
+check "alternator T=2: bravo-ba / ba (ns per hand-off)" "$(ratio "$(med alternator bravo-ba 2 '' ns_per_handoff)" "$(med alternator ba 2 '' ns_per_handoff)")" "<=" 0.8 ratio
+check "latency: bravo-ba / ba read pair" "$(ratio "$(med latency bravo-ba 1 '' ns_per_read_pair)" "$(med latency ba 1 '' ns_per_read_pair)")" "<=" 0.8 ratio
+check "latency: bravo-ba / ba write pair (bias revoked)" "$(ratio "$(med latency bravo-ba 1 '' ns_per_write_pair)" "$(med latency ba 1 '' ns_per_write_pair)")" "<=" 1.2 ratio
+check "latency: bravo-ba / ba read pair (writes keep the bias off)" "$(ratio "$(med latency bravo-ba 1 '' ns_per_read_pair_bias_off)" "$(med latency ba 1 '' ns_per_read_pair_bias_off)")" "<=" 1.2 ratio
+local p x
 for p in 9/10 1/2; do for x in ba pthread futex; do
-  check "rwbench T=2 P=$p: bravo-$x / $x" "$(ratio "$(med rwbench bravo-$x 2 "P=$p" ops_per_sec)" "$(med rwbench $x 2 "P=$p" ops_per_sec)")" ">=" 0.9
+  check "rwbench T=2 P=$p: bravo-$x / $x" "$(ratio "$(med rwbench bravo-$x 2 "P=$p" ops_per_sec)" "$(med rwbench $x 2 "P=$p" ops_per_sec)")" ">=" 0.9 ratio
 done; done
-check "rwbench T=2 P=1/10000: bravo-ba / ba" "$(ratio "$(med rwbench bravo-ba 2 'P=1/10000' ops_per_sec)" "$(med rwbench ba 2 'P=1/10000' ops_per_sec)")" ">=" 1.5
-check "latency: prwlock read pair (ns)" "$(med latency prwlock 1 '' ns_per_read_pair)" "<=" 2
-check "latency: prwlock / pthread read pair" "$(ratio "$(med latency prwlock 1 '' ns_per_read_pair)" "$(med latency pthread 1 '' ns_per_read_pair)")" "<=" 0.3
-check "readers T=2: prwlock / ck-brlock" "$(ratio "$(med readers prwlock 2 '' ops_per_sec)" "$(med readers ck-brlock 2 '' ops_per_sec)")" ">=" 2
-check "cs_efficiency: prwlock writer, 0 readers (ns)" "$(med cs_efficiency prwlock 0 readers=0 writer_ns)" "<=" 5000
-check "writer_freq 1 reader, 10 us: prwlock writes/s" "$(med writer_freq prwlock 1 delay_us=10 writer_ops_per_sec)" ">=" 90000
-check "writer_freq 1 reader, 10 us: prwlock / ck-brlock reads" "$(ratio "$(med writer_freq prwlock 1 delay_us=10 reader_ops_per_sec)" "$(med writer_freq ck-brlock 1 delay_us=10 reader_ops_per_sec)")" ">=" 1
+check "rwbench T=2 P=1/10000: bravo-ba / ba" "$(ratio "$(med rwbench bravo-ba 2 'P=1/10000' ops_per_sec)" "$(med rwbench ba 2 'P=1/10000' ops_per_sec)")" ">=" 1.5 ratio
+check "latency: prwlock read pair" "$(med latency prwlock 1 '' ns_per_read_pair)" "<=" 2 ns
+check "latency: prwlock / pthread read pair" "$(ratio "$(med latency prwlock 1 '' ns_per_read_pair)" "$(med latency pthread 1 '' ns_per_read_pair)")" "<=" 0.3 ratio
+check "readers T=2: prwlock / ck-brlock" "$(ratio "$(med readers prwlock 2 '' ops_per_sec)" "$(med readers ck-brlock 2 '' ops_per_sec)")" ">=" 2 ratio
+check "cs_efficiency: prwlock writer, 0 readers" "$(med cs_efficiency prwlock 0 readers=0 writer_ns)" "<=" 5000 ns
+check "writer_freq 1 reader, 10 µs: prwlock writes" "$(med writer_freq prwlock 1 delay_us=10 writer_ops_per_sec)" ">=" 90000 rate
+check "writer_freq 1 reader, 10 µs: prwlock / ck-brlock reads" "$(ratio "$(med writer_freq prwlock 1 delay_us=10 reader_ops_per_sec)" "$(med writer_freq ck-brlock 1 delay_us=10 reader_ops_per_sec)")" ">=" 1 ratio
+local worst
 worst=$(awk -F, '$1=="interference" && $5=="ratio" {if (w=="" || $6<w) w=$6} END{print (w==""?"n/a":w)}' "$M")
-check "interference: worst median ratio over N and T" "$worst" ">=" 0.85
+check "interference: worst median ratio over N and T" "$worst" ">=" 0.85 ratio
 echo
 # What 2 CPUs allow: two threads do at most twice the work of one.
+local bb1 ba2 bb2 twice wfc wfp
 bb1=$(med rwbench bravo-ba 1 'P=1/10000' ops_per_sec); ba2=$(med rwbench ba 2 'P=1/10000' ops_per_sec)
 bb2=$(med rwbench bravo-ba 2 'P=1/10000' ops_per_sec)
 if [ -n "$bb1" ] && [ -n "$ba2" ] && [ -n "$bb2" ]; then
   twice=$(awk -v x="$bb1" 'BEGIN{print 2*x}')
-  echo "rwbench P=1/10000 at 2 threads: BRAVO-BA reaches $(ratio "$bb2" "$twice") of twice its"
-  echo "1-thread rate, so on 2 CPUs BRAVO-BA / BA can be at most $(ratio "$twice" "$ba2") here"
+  echo "rwbench P=1/10000 at 2 threads: BRAVO-BA reaches $(h num "$(ratio "$bb2" "$twice")") of twice its"
+  echo "1-thread rate, so on 2 CPUs BRAVO-BA / BA can be at most $(h ratio "$(ratio "$twice" "$ba2")") here"
   echo "(2 × BRAVO-BA at 1 thread over BA at 2 threads)."
   echo
 fi
@@ -297,22 +679,23 @@ fi
 wfc=$(med writer_freq no-lock 1 delay_us=10 writer_ops_per_sec)
 wfp=$(med writer_freq prwlock 1 delay_us=10 writer_ops_per_sec)
 if [ -n "$wfc" ] && [ -n "$wfp" ]; then
-  echo "writer_freq at 10 us with no lock at all (the writer only delays, the other thread spins):"
-  printf '%.0f writes/s in this run, the most this machine allows; prwlock reaches %s of it\n' "$wfc" "$(ratio "$wfp" "$wfc")"
+  echo "writer_freq at 10 µs with no lock at all (the writer only delays, the other thread spins):"
+  echo "$(h rate "$wfc") writes in this run, the most this machine allows; prwlock reaches $(h num "$(ratio "$wfp" "$wfc")") of it"
   echo "(its writer waits for the reader's report, two to three cache-line round trips each way)."
   echo
 fi
-echo "## Latency (one thread, ns per lock+unlock pair)"
+echo "## Latency (one thread, time per lock+unlock pair)"
 echo
-echo "| impl | read pair ns | write pair ns | read pair, bias off ns | read instr. | write instr. |"
+echo "| impl | read pair | write pair | read pair, bias off | read instr. | write instr. |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: |"
+local i ri wi
 for i in ${LAT//,/ }; do
   ri=""; wi=""
   if [ -f "$OUT/instructions.csv" ]; then
-    ri=$(awk -F, -v i="$i" '$1==i && $2=="read" {print $3}' "$OUT/instructions.csv")
-    wi=$(awk -F, -v i="$i" '$1==i && $2=="write" {print $3}' "$OUT/instructions.csv")
+    ri=$(h count "$(awk -F, -v i="$i" '$1==i && $2=="read" {print $3}' "$OUT/instructions.csv")")
+    wi=$(h count "$(awk -F, -v i="$i" '$1==i && $2=="write" {print $3}' "$OUT/instructions.csv")")
   fi
-  echo "| $i | $(med latency "$i" 1 '' ns_per_read_pair) | $(med latency "$i" 1 '' ns_per_write_pair) | $(med latency "$i" 1 '' ns_per_read_pair_bias_off) | $ri | $wi |"
+  echo "| $i | $(hm ns latency "$i" 1 '' ns_per_read_pair) | $(hm ns latency "$i" 1 '' ns_per_write_pair) | $(hm ns latency "$i" 1 '' ns_per_read_pair_bias_off) | $ri | $wi |"
 done
 echo
 echo "Instructions per pair are callgrind counts (difference of two run lengths, so"
@@ -325,14 +708,14 @@ echo
 img latency.png latency
 echo "## Readers: T threads read-locking one lock (read acquisitions/s)"
 echo
-table_threads readers ops_per_sec "" "$LAT" 1 2 4
+table_threads readers ops_per_sec "" rate "$LAT" 1 2 4
 echo
 bravo_ratios readers ops_per_sec "" 2
 echo
 img readers.png readers
-echo "## Alternator (paper Fig. 2; ns per hand-off, lower is better)"
+echo "## Alternator (paper Fig. 2; time per hand-off, lower is better)"
 echo
-table_threads alternator ns_per_handoff "" "$LAT" 1 2 4
+table_threads alternator ns_per_handoff "" ns "$LAT" 1 2 4
 echo
 bravo_ratios alternator ns_per_handoff "" 2
 echo
@@ -343,14 +726,15 @@ echo "Throughput of BRAVO-BA on the shared table over BRAVO-BA with a private 40
 echo "table per lock; T threads read random locks of a pool of N."
 echo
 echo "| locks N | ratio T=2 | ratio T=4 |"; echo "| ---: | ---: | ---: |"
+local n
 for n in 1 4 16 64 256 1024 4096 8192; do
-  echo "| $n | $(med interference bravo-ba 2 "locks=$n" ratio) | $(med interference bravo-ba 4 "locks=$n" ratio) |"
+  echo "| $n | $(hm ratio interference bravo-ba 2 "locks=$n" ratio) | $(hm ratio interference bravo-ba 4 "locks=$n" ratio) |"
 done
 echo
 img interference.png interference
 echo "## test_rwlock (paper Fig. 3; 1 writer + T readers, iterations/s)"
 echo
-table_threads test_rwlock ops_per_sec "" "$ALL" 1 2 4
+table_threads test_rwlock ops_per_sec "" rate "$ALL" 1 2 4
 echo
 bravo_ratios test_rwlock ops_per_sec "" 2
 echo
@@ -360,71 +744,144 @@ echo
 for p in 9/10 1/2 1/10 1/100 1/1000 1/10000; do
   echo "### P = $p"
   echo
-  table_threads rwbench ops_per_sec "P=$p" "$RW" 1 2 4
+  table_threads rwbench ops_per_sec "P=$p" rate "$RW" 1 2 4
   echo
   bravo_ratios rwbench ops_per_sec "P=$p" 2
   echo
   img "rwbench-${p//\//_}.png" "rwbench P=$p"
 done
-echo "## Hash table (paper Fig. 6; operations/ms)"
+echo "## Hash table (paper Fig. 6; operations/s)"
 echo
-table_threads hashtable ops_per_ms "" "$ALL" 1 2 4
+# The driver counts operations per ms, as the paper does; shown per second.
+table_threads hashtable ops_per_sec "" rate "$ALL" 1 2 4
 echo
-bravo_ratios hashtable ops_per_ms "" 2
+bravo_ratios hashtable ops_per_sec "" 2
 echo
 img hashtable.png hashtable
-echo "## prwlock: critical-section efficiency (FCP Table 3; ns per lock+unlock pair)"
+echo "## prwlock: critical-section efficiency (FCP Table 3; time per lock+unlock pair)"
 echo
 echo "A reader among N readers, a writer with N busy readers (median of $R)."
 echo
 echo "| impl | reader N=1 | reader N=2 | reader N=4 | writer N=0 | writer N=1 | writer N=2 | writer N=4 |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 for i in ${CSE//,/ }; do
-  echo "| $i | $(med cs_efficiency "$i" 1 readers=1 reader_ns) | $(med cs_efficiency "$i" 2 readers=2 reader_ns) | $(med cs_efficiency "$i" 4 readers=4 reader_ns) | $(med cs_efficiency "$i" 0 readers=0 writer_ns) | $(med cs_efficiency "$i" 1 readers=1 writer_ns) | $(med cs_efficiency "$i" 2 readers=2 writer_ns) | $(med cs_efficiency "$i" 4 readers=4 writer_ns) |"
+  echo "| $i | $(hm ns cs_efficiency "$i" 1 readers=1 reader_ns) | $(hm ns cs_efficiency "$i" 2 readers=2 reader_ns) | $(hm ns cs_efficiency "$i" 4 readers=4 reader_ns) | $(hm ns cs_efficiency "$i" 0 readers=0 writer_ns) | $(hm ns cs_efficiency "$i" 1 readers=1 writer_ns) | $(hm ns cs_efficiency "$i" 2 readers=2 writer_ns) | $(hm ns cs_efficiency "$i" 4 readers=4 writer_ns) |"
 done
 echo
 echo "## prwlock: writer frequency (FCP Fig. 21; 1 writer + T readers)"
 echo
-echo "| impl | T | delay us | writes/s | reads/s |"
+echo "| impl | T | writer delay | writes/s | reads/s |"
 echo "| --- | ---: | ---: | ---: | ---: |"
+local t dl
 for t in 1 2; do for dl in 1 10 100 1000; do for i in no-lock ${WF//,/ }; do
-  echo "| $i | $t | $dl | $(med writer_freq "$i" $t delay_us=$dl writer_ops_per_sec) | $(med writer_freq "$i" $t delay_us=$dl reader_ops_per_sec) |"
+  echo "| $i | $t | $(h us $dl) | $(hm rate writer_freq "$i" $t delay_us=$dl writer_ops_per_sec) | $(hm rate writer_freq "$i" $t delay_us=$dl reader_ops_per_sec) |"
 done; done; done
 echo
-st() { awk -F, -v m="$1" '$6==m {printf "%.0f", $7; exit}' "$OUT/writer_freq_stats.txt" 2>/dev/null; }
-echo "prwlock's consensus at T=1, delay 10 us (a separate run with READMOSTLY_STATS=1): $(st consensus_fast_per_sec) rounds/s settled by reports alone, $(st consensus_membarrier_per_sec)/s needed a membarrier, $(st writer_parks_per_sec)/s parked on a reader."
+st() { h rate "$(awk -F, -v m="$1" '$6==m {print $7; exit}' "$OUT/writer_freq_stats.txt" 2>/dev/null)"; }
+echo "prwlock's consensus at T=1, delay 10 µs (a separate run with READMOSTLY_STATS=1): $(st consensus_fast_per_sec) rounds settled by reports alone, $(st consensus_membarrier_per_sec) needed a membarrier, $(st writer_parks_per_sec) parked on a reader."
 echo "urcu-memb waits one grace period per update (batch size 1, as in the paper)."
 echo
 img writer_freq-writes.png "writer_freq writes"
 img writer_freq-reads.png "writer_freq reads"
-echo "## prwlock: sleeping readers (FCP Fig. 20; 1 writer every 100 us + T readers, K of them yield inside every section)"
+echo "## prwlock: sleeping readers (FCP Fig. 20; 1 writer every 100 µs + T readers, K of them yield inside every section; reads/s)"
 echo
 echo "| impl | T | K=0 | K=1 | K=2 | K=4 |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: |"
 for t in 2 4; do for i in ${SLP//,/ }; do
-  echo "| $i | $t | $(med sleepers "$i" $t sleepy=0 reader_ops_per_sec) | $(med sleepers "$i" $t sleepy=1 reader_ops_per_sec) | $(med sleepers "$i" $t sleepy=2 reader_ops_per_sec) | $(med sleepers "$i" $t sleepy=4 reader_ops_per_sec) |"
+  echo "| $i | $t | $(hm rate sleepers "$i" $t sleepy=0 reader_ops_per_sec) | $(hm rate sleepers "$i" $t sleepy=1 reader_ops_per_sec) | $(hm rate sleepers "$i" $t sleepy=2 reader_ops_per_sec) | $(hm rate sleepers "$i" $t sleepy=4 reader_ops_per_sec) |"
 done; done
 echo
 img sleepers.png sleepers
-echo "## prwlock: waking parked readers (FCP Fig. 19; us from the writer's unlock)"
+echo "## prwlock: waking parked readers (FCP Fig. 19; time from the writer's unlock)"
 echo
 echo "| readers K | parallel: mean | parallel: last | broadcast: mean | broadcast: last |"
 echo "| ---: | ---: | ---: | ---: | ---: |"
+local k
 for k in 1 2 4 8 16 32; do
-  echo "| $k | $(med wakeup prwlock-parallel $k readers=$k wake_us_mean) | $(med wakeup prwlock-parallel $k readers=$k wake_us_last) | $(med wakeup prwlock-broadcast $k readers=$k wake_us_mean) | $(med wakeup prwlock-broadcast $k readers=$k wake_us_last) |"
+  echo "| $k | $(hm us wakeup prwlock-parallel $k readers=$k wake_us_mean) | $(hm us wakeup prwlock-parallel $k readers=$k wake_us_last) | $(hm us wakeup prwlock-broadcast $k readers=$k wake_us_mean) | $(hm us wakeup prwlock-broadcast $k readers=$k wake_us_last) |"
 done
 echo
 echo "On 2 CPUs there are at most 2 wake groups (one per CPU), so parallel wake-up has little to spread."
 echo
 img wakeup.png wakeup
-[ -f "$OUT/realprogs.md" ] && { cat "$OUT/realprogs.md"; echo; }
+if [ -f "$OUT/realprogs.md" ]; then cat "$OUT/realprogs.md"; echo; fi
 echo "## Reproduce"
 echo
 echo '```sh'
-echo 'scripts/report.sh                       # this report'
+echo 'scripts/report.sh                       # this report, in results/runs/<UTC date-time>/'
+echo 'scripts/report.sh --render DIR          # redraw a run'"'"'s plots and REPORT.md from its CSV files'
 echo 'scripts/realprogs.sh                    # only the real programs section'
 echo 'build/bench/readmostly-bench list        # experiments and implementations'
 echo '```'
-} > "$OUT/REPORT.md"
-echo "report: wrote $OUT/REPORT.md"
+}
+
+render_report() {
+  local when body notes
+  if [ -f "$OUT/run.txt" ] && grep -q '^started: ' "$OUT/run.txt"; then
+    when=$(sed -n 's/^started: \(....-..-.. ..:..\).*/\1 UTC/p' "$OUT/run.txt")
+  else
+    when=$(sed -n 's/.*date \(....-..-.. ..:..\).*/\1 UTC/p' "$OUT/results.csv" | head -1)
+  fi
+  body=$(report_body)
+  # realprogs.md is counted too: its checks are rows of the same form.
+  NMISS=$(grep -c -E '\| MISS \|$' <<<"$body" || true)
+  NFAIL=$(grep -c -E '\| FAIL \|$' <<<"$body" || true)
+  notes=$(sed -n 's/^not quiet: //p' "$OUT/run.txt" 2>/dev/null || true)
+  {
+  echo "# readmostly benchmark report"
+  echo
+  if [ -n "$notes" ]; then
+    echo "> **Warning: the machine was not quiet while this report was measured.**"
+    while IFS= read -r n; do echo "> - $n."; done <<<"$notes"
+    echo ">"
+    echo "> Other programs competed with the benchmarks for the CPUs, so the numbers and the"
+    echo "> ratios below are unreliable (a busy run once showed BRAVO-BA / BA readers at 3.07×"
+    echo "> where a quiet machine gives 9.9×). Run it again on a quiet machine."
+    echo
+  fi
+  if [ "$MODE" = quick ]; then
+    echo "> **Quick run** (\`--quick\`: short runs, 1 repetition): to try the script, not for comparison."
+    echo
+  fi
+  if [ "$R" = 1 ]; then
+    echo "Generated by \`scripts/report.sh\`, measured on $when. One run per cell"
+    echo "(medians of 3 for rwbench at 2 threads with P = 9/10, 1/2 and 1/10000, the checked cells),"
+  else
+    echo "Generated by \`scripts/report.sh\`, measured on $when. Medians of $R runs"
+    echo "($((2 * R + 1)) for rwbench at 2 threads with P = 9/10, 1/2 and 1/10000, the checked cells),"
+  fi
+  echo "all implementations measured side by side in one run (repetitions interleaved)."
+  echo "Absolute numbers drift between runs and machines; read the ratios."
+  echo "Acceptance checks: $NMISS MISS, $NFAIL FAIL (what they mean: \"Acceptance checks\" below)."
+  echo
+  echo "$body"
+  } | awk -v H_FILL=1 -f "$UNITS" > "$OUT/REPORT.md"
+}
+
+render_all() {
+  if [ -n "$RENDER" ] && [ -f "$OUT/realprogs.csv" ]; then scripts/realprogs.sh --render "$OUT" >/dev/null; fi
+  if command -v gnuplot >/dev/null && gnuplot -e "set terminal pngcairo" 2>/dev/null; then
+    render_plots
+  else
+    echo "report: gnuplot (pngcairo) unavailable: no plots"
+  fi
+  render_report
+}
+if [ -n "$RENDER" ]; then render_all; else step "plots and REPORT.md" render_all; fi
+# The link moves only to a finished run.
+if [ -z "$RENDER" ] && [ "$LINK" = 1 ]; then ln -sfn "$STAMP" results/runs/latest; fi
+echo "report: wrote $OUT/REPORT.md$([ -z "$RENDER" ] && echo " in $(mmss $(( $(date +%s) - T_START ))) in all")"
 grep -E '\| (PASS|MISS|FAIL|n/a) \|$' "$OUT/REPORT.md" || true
+if [ -n "$(sed -n 's/^not quiet: //p' "$OUT/run.txt" 2>/dev/null)" ]; then
+  echo "report: WARNING: the machine was not quiet during this run; REPORT.md says what was seen; its ratios are unreliable" >&2
+fi
+if [ "$NFAIL" -gt 0 ]; then
+  echo "report: $NFAIL FAIL: a real program failed under the preload library (REPORT.md)" >&2
+  exit 1
+fi
+if [ "$NMISS" -gt 0 ]; then
+  echo "report: $NMISS MISS: targets not met on this machine in this run (not failures of the software)$([ "$STRICT" = 1 ] && echo "; --strict: exit 1")"
+  [ "$STRICT" = 1 ] && exit 1
+fi
+exit 0
+}
