@@ -9,7 +9,7 @@ find_library(RM_URCU_MEMB_LIB urcu-memb)
 find_library(RM_URCU_COMMON_LIB urcu-common)
 
 add_executable(readmostly-bench harness.c locks.c exp_rwlock.c exp_fcp.c exp_rcu.c exp_citrus.c
-               exp_rlu.c exp_dlist.c)
+               exp_rlu.c exp_dlist.c exp_rcu_hash.c)
 target_link_libraries(readmostly-bench PRIVATE readmostly_static)
 target_include_directories(readmostly-bench PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 if(RM_BENCH_HAVE_CK)
@@ -66,6 +66,7 @@ set(RM_BENCH_SMOKE
   "grace_period|--param|readers=0,3|--param|callers=1,2"
   "grace_period:mixed|--param|readers=1|--param|sleepy=1|--param|idle=2"
   "rcu_batch|--threads|1,3|--param|batch=1,100"
+  "rcu_hash|--threads|1,3|--param|mode=both|--param|items=4096|--param|buckets=512"
   "citrus|--threads|1,3|--param|update=20|--param|range=2000"
   "rlu_list|--threads|1,3|--param|update=0,40|--param|size=200"
   "rlu_hash|--threads|3|--param|update=20|--param|size=2000|--param|buckets=20"

@@ -36,6 +36,7 @@ static const struct bench_family *const families[] = {
     &bench_citrus_family,
     &bench_rlu_family,
     &bench_dlist_family,
+    &bench_rcu_hash_family,
 };
 #define NFAMILIES (sizeof families / sizeof families[0])
 

@@ -15,6 +15,7 @@
  *                 and RLU's section entry beside RCU's read pairs
  *   exp_dlist.c   the RLU paper's kernel-list experiment (Fig. 9): a doubly
  *                 linked list on RLU against liburcu's RCU list
+ *   exp_rcu_hash.c  rcu_hash: the resizable RCU hash table on each flavour
  *
  * A family exports one `const struct bench_family`: its experiments, each
  * with the implementation sets it accepts (--impl), the parameters it
@@ -121,7 +122,7 @@ struct bench_family {
   size_t n;
 };
 extern const struct bench_family bench_rwlock_family, bench_fcp_family, bench_rcu_family,
-    bench_citrus_family, bench_rlu_family, bench_dlist_family;
+    bench_citrus_family, bench_rlu_family, bench_dlist_family, bench_rcu_hash_family;
 
 /* ---- options --------------------------------------------------------------- */
 struct opts {
