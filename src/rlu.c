@@ -195,7 +195,9 @@ static void log_free(struct rlu_log *l) {
 /* Room for one entry of `need` bytes; NULL when memory or max_log_bytes
  * says no (nothing changed then). */
 static struct rm_rlu_entry *log_reserve(rm_rlu_ctx *c, struct rlu_log *l, size_t need) {
-  if (g.opt.max_log_bytes != 0 && l->bytes + need > g.opt.max_log_bytes) return NULL;
+  /* The limit is per section (bytes since its first write, c->mark): the
+   * log may also hold deferred sections and aborted ones' dead entries. */
+  if (g.opt.max_log_bytes != 0 && l->bytes - c->mark.bytes + need > g.opt.max_log_bytes) return NULL;
   struct chunk *ch = l->cur;
   if (ch == NULL || ch->cap - ch->used < need) {
     struct chunk *nx = ch != NULL ? ch->next : l->head;
@@ -244,18 +246,6 @@ static void log_each(struct rlu_log *l, const struct log_mark *m,
   }
 }
 
-/* Forget everything after mark m. */
-static void log_truncate(struct rlu_log *l, const struct log_mark *m) {
-  if (m->chunk == NULL) {
-    log_reset(l);
-    return;
-  }
-  for (struct chunk *ch = m->chunk->next; ch != NULL; ch = ch->next) ch->used = 0;
-  m->chunk->used = m->used;
-  l->cur = m->chunk;
-  l->bytes = m->bytes;
-}
-
 /* The section's first write (try_lock, free, the writer lock): remember
  * where its copies and frees begin, for an abort. */
 static void first_write(rm_rlu_ctx *c) {
@@ -273,8 +263,17 @@ static void entry_unlock(rm_rlu_ctx *c, struct rm_rlu_entry *e) {
 }
 
 static void entry_write_back(rm_rlu_ctx *c, struct rm_rlu_entry *e) {
+  if (e->actual == NULL) return; /* an aborted section's entry (see rm_rlu_abort) */
   memcpy(e->actual, COPY_OF_ENTRY(e), e->size);
   entry_unlock(c, e);
+}
+
+/* An aborted section's entry: unlock its object and leave the entry dead
+ * in the log (write-back skips it). */
+static void entry_abort(rm_rlu_ctx *c, struct rm_rlu_entry *e) {
+  if (e->actual == NULL) return;
+  entry_unlock(c, e);
+  e->actual = NULL;
 }
 
 /* ---- options ----------------------------------------------------------- */
@@ -816,11 +815,18 @@ RM_API void rm_rlu_abort(rm_rlu_ctx *c) {
   rm_atomic_store_release(&c->h.run_cnt, c->h.run_cnt + 1);
   if (c->h.is_writer) {
     struct rlu_log *l = &c->log[c->cur];
-    /* Our write clock is UINT64_MAX: nobody stole these copies, and the
-     * space can be reused at once (invariant 5). */
-    log_each(l, &c->mark, entry_unlock, c);
+    /* Our write clock is UINT64_MAX: nobody stole these copies.  But a
+     * section may have loaded an object's copy pointer before our unlock
+     * and still be reading the entry's header (its owner, then the owner's
+     * write clock, rm_rlu_deref_slowpath): the space must not be reused
+     * before a quiescence.  The entries stay in the log, dead, until the
+     * log is reset after a later commit's synchronize (invariant 5), as
+     * committed ones do.  (Truncating here let a new copy overwrite a
+     * header a reader was reading: ThreadSanitizer saw it, 1 run in 3 of
+     * stress.rlu_dlist.fine.debug-yield.)  A section retried after an
+     * abort therefore grows the log by its copies until the next commit. */
+    log_each(l, &c->mark, entry_abort, c);
     rm_atomic_store_release(&c->h.unlocks, c->h.unlocks + 1);
-    log_truncate(l, &c->mark);
     c->nfrees = c->frees_mark;
     c->h.is_writer = 0;
   }
