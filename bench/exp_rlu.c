@@ -84,8 +84,9 @@ static void check_entry(const char *name) {
   if (rm_rlu_fence_free() == want || said) return;
   said = true;
   if (want)
-    fprintf(stderr, "readmostly-bench: note: %s runs with the fenced section entry here (no "
-                    "membarrier, or READMOSTLY_NO_MEMBARRIER set)\n", name);
+    fprintf(stderr, "readmostly-bench: note: %s runs with the fenced section entry (the "
+                    "fence-free entry is withheld unless READMOSTLY_RLU_FENCE_FREE=1, and needs "
+                    "membarrier)\n", name);
   else
     bench_fatal("%s: the section entry is fence-free", name);
 }

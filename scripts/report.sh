@@ -282,6 +282,13 @@ WF=$(pick prwlock ck-brlock bravo-ba pthread rcu rcu-fence urcu-memb urcu-mb urc
 # RCU flavours: ours (rcu; rcu-fence runs in a child process of the driver)
 # and liburcu's, qsbr's free read side being the floor.
 RCU=$(pick rcu rcu-fence urcu-memb urcu-mb urcu-signal urcu-qsbr)
+# RLU's experiments: the set rows (rlu-fence left out while the fence-free
+# entry is withheld: rlu runs the same fenced entry), the trees, the lists.
+SETS=$(pick harris harris-hp rcu-set urcu-set rlu rlu-defer rlu-coarse)
+STRESS=$(pick rcu-set urcu-set rlu rlu-defer)
+CIT=$(pick rcu-citrus rlu-citrus)
+DL=$(pick urcu-dlist rlu-dlist)
+RH=$(pick rcu urcu-memb urcu-qsbr)
 SLP=$(pick prwlock pthread ck-brlock bravo-futex)
 count() { local IFS=,; set -- $1; echo $#; }
 
@@ -356,7 +363,7 @@ if [ -z "$RENDER" ]; then
   # thread start-up and set-up (measured: a full run's steps come within
   # 10 % of these).
   nL=$(count "$LAT"); nA=$(count "$ALL"); nR=$(count "$RW"); nC=$(count "$CSE"); nW=$(count "$WF"); nS=$(count "$SLP")
-  nU=$(count "$RCU")
+  nU=$(count "$RCU"); nSet=$(count "$SETS"); nCit=$(count "$CIT"); nDl=$(count "$DL"); nRH=$(count "$RH")
   est() { awk -v n="$1" -v d="$2" 'BEGIN{ printf "%d", n * (d + 0.02) + 1 }'; }
   if [ "$QUICK" = 1 ]; then RP_PLAN=45; else RP_PLAN=600; fi
   plan "quiet check" 2
@@ -374,6 +381,13 @@ if [ -z "$RENDER" ]; then
   plan rcu_read "$(est $((nU * 3 * R)) "$D")"
   plan grace_period "$(est $((nU * 9 * R)) "$DL")"
   plan rcu_batch "$(est $((nU * 5 * R)) "$D")"
+  plan rcu_hash "$(est $((nRH * 2 * 2 * R)) "$D")"
+  plan rlu_read "$(est $((3 * R)) "$D")"
+  plan rlu_list "$(est $((nSet * 3 * 3 * R)) "$D")"
+  plan rlu_hash "$(est $((nSet * 3 * 2 * R)) "$D")"
+  plan rlu_stress "$(est $((4 * 2 * R)) "$D")"
+  plan citrus "$(est $((nCit * 3 * 3 * R)) "$D")"
+  plan dlist "$(est $((nDl * 3 * 2 * R)) "$D")"
   plan "real programs" "$RP_PLAN"
   plan "instruction counts" 15
   plan "plots and REPORT.md" 8
@@ -394,6 +408,13 @@ if [ -z "$RENDER" ]; then
   step rcu_read run rcu_read --impl "$RCU" --threads 1,2,4 --duration "$D" --reps "$R"
   step grace_period run_grace_period
   step rcu_batch run rcu_batch --impl "$RCU" --threads 1 --duration "$D" --reps "$R" --param batch=1,10,100,1000,10000
+  step rcu_hash run rcu_hash --impl "$RH" --threads 1,2 --duration "$D" --reps "$R" --param mode=both
+  step rlu_read run rlu_read --impl "$(pick rlu rcu urcu-memb)" --duration "$D" --reps "$R"
+  step rlu_list run rlu_list --impl "$SETS" --threads 1,2,4 --duration "$D" --reps "$R" --param update=2,20,40
+  step rlu_hash run rlu_hash --impl "$SETS" --threads 1,2,4 --duration "$D" --reps "$R" --param update=2,20
+  step rlu_stress run rlu_stress --impl "$STRESS" --threads 1,2 --duration "$D" --reps "$R"
+  step citrus run citrus --impl "$CIT" --threads 1,2,4 --duration "$D" --reps "$R" --param update=10,20,40
+  step dlist run dlist --impl "$DL" --threads 1,2,4 --duration "$D" --reps "$R" --param update=0.1,1
   others_end "during the benchmark suite"
   quiet_warn_now
   # The benchmarks run for the time they are given, but the real programs
@@ -417,7 +438,7 @@ if [ -z "$RENDER" ]; then
   # All rows in one file, the machine description once.
   { grep '^#' "$OUT/latency.csv"; echo "experiment,impl,threads,param,rep,metric,value,unit";
     for f in latency readers alternator interference test_rwlock rwbench hashtable cs_efficiency writer_freq sleepers wakeup \
-             rcu_read grace_period rcu_batch; do
+             rcu_read grace_period rcu_batch rcu_hash rlu_read rlu_list rlu_hash rlu_stress citrus dlist; do
       [ -f "$OUT/$f.csv" ] || continue
       grep -v -e '^#' -e '^experiment,' "$OUT/$f.csv"; done; } > "$OUT/results.csv"
   echo "finished: $(date -u '+%Y-%m-%d %H:%M:%S UTC')" >> "$OUT/run.txt"
@@ -561,6 +582,10 @@ render_plots() {
   plot_threads rcu_read ops_per_sec "" "rcu_read: T threads in empty read sections" "read sections/s" "$OUT/rcu_read.png" "$RCU"
   plot_param grace_period p99_ns "" "grace_period: synchronize latency, p99, with N busy readers" "busy readers N" "ns" "$OUT/grace_period-p99.png" "$RCU" readers 0 '^readers=[0-9]+$'
   plot_param grace_period p50_ns "" "grace_period: synchronize latency, p50, with N busy readers" "busy readers N" "ns" "$OUT/grace_period-p50.png" "$RCU" readers 0 '^readers=[0-9]+$'
+  plot_threads rlu_list ops_per_sec "update=20;size=1000" "rlu_list (RLU Fig. 4): 1000 keys, 20 % updates" "operations/s" "$OUT/rlu_list.png" "$SETS"
+  plot_threads rlu_hash ops_per_sec "update=20;size=100000;buckets=1000" "rlu_hash (RLU Fig. 5): 1000 buckets, 100 keys each, 20 % updates" "operations/s" "$OUT/rlu_hash.png" "$SETS"
+  plot_threads citrus ops_per_sec "update=20" "citrus (RLU Fig. 8): 100 000 keys, 20 % updates" "operations/s" "$OUT/citrus.png" "$CIT"
+  plot_threads dlist ops_per_sec "update=0.1" "dlist (RLU Fig. 9): 1000 entries, 0.1 % updates" "operations/s" "$OUT/dlist.png" "$DL"
   plot_param rcu_batch updates_per_sec 1 "rcu_batch (FCP Fig. 22): updates per grace period B, 1 busy reader" "batch B" "updates/s" "$OUT/rcu_batch.png" "$RCU" batch 1
   for t in 2 4; do
     awk -F, -v t=$t '$1=="interference" && $5=="ratio" && $3==t {sub("locks=","",$4); print $4, $6}' "$M" | sort -n > "$OUT/interference-$t.dat"
@@ -701,6 +726,12 @@ if [ -n "$RCU" ]; then
   check "writer_freq 1 reader, 10 µs: rcu / urcu-memb writes" "$(ratio "$(med writer_freq rcu 1 delay_us=10 writer_ops_per_sec)" "$(med writer_freq urcu-memb 1 delay_us=10 writer_ops_per_sec)")" ">=" 10 ratio
   check "writer_freq 1 reader, 10 µs: rcu / urcu-memb reads" "$(ratio "$(med writer_freq rcu 1 delay_us=10 reader_ops_per_sec)" "$(med writer_freq urcu-memb 1 delay_us=10 reader_ops_per_sec)")" ">=" 1 ratio
   check "rcu_batch batch=1: rcu / urcu-memb updates" "$(ratio "$(med rcu_batch rcu 1 batch=1 updates_per_sec)" "$(med rcu_batch urcu-memb 1 batch=1 updates_per_sec)")" ">=" 10 ratio
+fi
+if [ -n "$CIT" ]; then
+  check "citrus T=2, 20 %: rlu-citrus / rcu-citrus" "$(ratio "$(med citrus rlu-citrus 2 update=20 ops_per_sec)" "$(med citrus rcu-citrus 2 update=20 ops_per_sec)")" ">=" 0.9 ratio
+fi
+if [ -n "$DL" ]; then
+  check "dlist T=2, 0.1 %: rlu-dlist / urcu-dlist" "$(ratio "$(med dlist rlu-dlist 2 update=0.1 ops_per_sec)" "$(med dlist urcu-dlist 2 update=0.1 ops_per_sec)")" ">=" 0.5 ratio
 fi
 local worst
 worst=$(awk -F, '$1=="interference" && $5=="ratio" {if (w=="" || $6<w) w=$6} END{print (w==""?"n/a":w)}' "$M")
@@ -882,6 +913,72 @@ for i in ${RCU//,/ }; do
 done
 echo
 img rcu_batch.png rcu_batch
+fi
+if [ -n "$SETS" ]; then
+echo "## RLU: section entry (rlu_read; an empty section pair, 1 thread)"
+echo
+echo "| impl | ns per pair |"
+echo "| --- | ---: |"
+for i in rlu rcu urcu-memb; do has "$i" && echo "| $i | $(hm ns rlu_read "$i" 1 '' ns_per_section_pair) |"; done
+echo
+echo "The fence-free entry is withheld (docs/rlu.md, \"Section entry\"): rlu runs the paper's fenced entry."
+echo
+echo "## RLU: sorted list (rlu_list, RLU Fig. 4; 1000 keys of 2000; operations/s)"
+echo
+for u in 2 20 40; do
+  echo "update $u %:"; echo
+  table_threads rlu_list ops_per_sec "update=$u;size=1000" rate "$SETS" 1 2 4
+  echo
+done
+img rlu_list.png rlu_list
+echo "## RLU: hash table (rlu_hash, RLU Fig. 5; 1000 buckets, 100 keys each; operations/s)"
+echo
+for u in 2 20; do
+  echo "update $u %:"; echo
+  table_threads rlu_hash ops_per_sec "update=$u;size=100000;buckets=1000" rate "$SETS" 1 2 4
+  echo
+done
+img rlu_hash.png rlu_hash
+echo "## RLU: update-only stress (rlu_stress, RLU Fig. 7; operations/s and synchronize calls per operation)"
+echo
+echo "| impl | T=1 | T=2 | syncs/op T=2 |"
+echo "| --- | ---: | ---: | ---: |"
+for i in ${STRESS//,/ }; do
+  echo "| $i | $(hm rate rlu_stress "$i" 1 "size=10000;buckets=10000" ops_per_sec) | $(hm rate rlu_stress "$i" 2 "size=10000;buckets=10000" ops_per_sec) | $(hm num rlu_stress "$i" 2 "size=10000;buckets=10000" syncs_per_op) |"
+done
+echo
+fi
+if [ -n "$CIT" ]; then
+echo "## Citrus tree (citrus, RLU Fig. 8; 100 000 keys half full; operations/s)"
+echo
+for u in 10 20 40; do
+  echo "update $u %:"; echo
+  table_threads citrus ops_per_sec "update=$u" rate "$CIT" 1 2 4
+  echo
+done
+echo "rlu-citrus statistics at T=2, 20 %: quiescence iterations $(hm num citrus rlu-citrus 2 update=20 quiescence_iters) per synchronize, sync ratio $(hm num citrus rlu-citrus 2 update=20 sync_ratio), read-copy ratio $(hm num citrus rlu-citrus 2 update=20 read_copy_ratio), sync-request ratio $(hm num citrus rlu-citrus 2 update=20 sync_request_ratio)."
+echo
+img citrus.png citrus
+fi
+if [ -n "$DL" ]; then
+echo "## Doubly linked list (dlist, RLU Fig. 9; 1000 entries, forward traversals; operations/s)"
+echo
+for u in 0.1 1; do
+  echo "update $u %:"; echo
+  table_threads dlist ops_per_sec "update=$u" rate "$DL" 1 2 4
+  echo
+done
+img dlist.png dlist
+fi
+if [ -n "$RH" ]; then
+echo "## Resizable RCU hash table (rcu_hash, FCP Figs. 16-17; 65 536 keys, 8192 <-> 16 384 buckets)"
+echo
+echo "| impl | T | lookups/s, fixed | lookups/s, resizing | resizes/s | synchronize in resizes: p50 / p99 |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: |"
+for t in 1 2; do for i in ${RH//,/ }; do
+  echo "| $i | $t | $(hm rate rcu_hash "$i" $t mode=fixed lookups_per_sec) | $(hm rate rcu_hash "$i" $t mode=resizing lookups_per_sec) | $(hm rate rcu_hash "$i" $t mode=resizing resizes_per_sec) | $(hm ns rcu_hash "$i" $t mode=resizing resize_sync_p50_ns) / $(hm ns rcu_hash "$i" $t mode=resizing resize_sync_p99_ns) |"
+done; done
+echo
 fi
 echo "## Reproduce"
 echo
