@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job: build readmostly (Release, every target) into build/, check
 # that the machine is quiet, run the benchmark suite and the real programs
-# (about 20 minutes on 2 cores), and write a run directory:
+# (about 30 minutes on 2 cores), and write a run directory:
 #   REPORT.md        tables with ratios, the acceptance checks, the machine
 #   results.csv      every measurement (machine description in '#' lines)
 #   medians.csv      median per experiment, implementation, threads, param
