@@ -114,6 +114,8 @@ struct rm_rlu_ctx {
   void **frees;            /* objects freed by committed (deferred) and current sections */
   size_t nfrees, capfrees;
   size_t frees_mark;       /* nfrees at section entry */
+  void **allocs;           /* objects rm_rlu_alloc'd by the current section */
+  size_t nallocs, capallocs;
   unsigned ndeferred;      /* committed sections whose synchronize is deferred */
   struct pending { rm_rlu_ctx *o; uint64_t r; } *unsure; /* synchronize scratch */
   size_t unsure_cap;
@@ -142,6 +144,7 @@ static struct {
   struct rm_rlu_options opt;
   struct rm_rlu_stats retired;     /* counters of departed contexts */
   pthread_key_t key;
+  uint32_t key_made;      /* key created (rm_rlu_alloc asks for the caller's context) */
   pthread_once_t key_once;
   rm_fcp_domain_t *fcp;            /* fence-free entry: one FCP record per thread */
 } g = {
@@ -350,7 +353,10 @@ static void on_thread_exit(void *arg) {
   }
 }
 
-static void make_key(void) { (void)pthread_key_create(&g.key, on_thread_exit); }
+static void make_key(void) {
+  (void)pthread_key_create(&g.key, on_thread_exit);
+  rm_atomic_store_release(&g.key_made, 1u);
+}
 
 RM_API rm_rlu_ctx *rm_rlu_thread_register(void) {
   pthread_once(&g.key_once, make_key);
@@ -436,6 +442,9 @@ RM_API void rm_rlu_thread_unregister(rm_rlu_ctx *c) {
   free(c->frees);
   c->frees = NULL;
   c->nfrees = c->capfrees = 0;
+  free(c->allocs);
+  c->allocs = NULL;
+  c->nallocs = c->capallocs = 0;
   free(c->unsure);
   c->unsure = NULL;
   c->unsure_cap = 0;
@@ -454,11 +463,30 @@ RM_API void rm_rlu_thread_unregister(rm_rlu_ctx *c) {
 }
 
 /* ---- objects ----------------------------------------------------------- */
+/* Inside a section of the calling thread's context the object is
+ * remembered: an abort frees it (nothing of an aborted section stays
+ * behind), and the section counts as a writer (its exit takes the slow
+ * path, which forgets the list). */
 RM_API void *rm_rlu_alloc(size_t size) {
   struct rm_rlu_obj_hdr *h = malloc(sizeof *h + (size ? size : 1));
   if (h == NULL) return NULL;
   h->copy = NULL;
   h->size = size;
+  rm_rlu_ctx *c = rm_atomic_load_acquire(&g.key_made) ? (rm_rlu_ctx *)pthread_getspecific(g.key) : NULL;
+  if (c != NULL && (c->h.run_cnt & 1)) {
+    if (c->nallocs == c->capallocs) {
+      size_t n = c->capallocs ? c->capallocs * 2 : 16;
+      void **a = realloc(c->allocs, n * sizeof *a);
+      if (a == NULL) {
+        free(h);
+        return NULL;
+      }
+      c->allocs = a;
+      c->capallocs = n;
+    }
+    first_write(c);
+    c->allocs[c->nallocs++] = h + 1;
+  }
   return h + 1;
 }
 
@@ -793,6 +821,7 @@ RM_API void rm_rlu_sync_checkpoint(rm_rlu_ctx *c) {
 RM_API void rm_rlu_reader_unlock_slowpath(rm_rlu_ctx *c) {
   {
     c->h.is_writer = 0;
+    c->nallocs = 0; /* the section's objects are the program's now */
     STAT(c, commits);
     if (g.opt.max_defer > 1) {
       /* Deferral: the section is committed into the log; its copies stay
@@ -827,6 +856,10 @@ RM_API void rm_rlu_abort(rm_rlu_ctx *c) {
      * abort therefore grows the log by its copies until the next commit. */
     log_each(l, &c->mark, entry_abort, c);
     rm_atomic_store_release(&c->h.unlocks, c->h.unlocks + 1);
+    /* Objects the section allocated: nothing can reach them (links to them
+     * were written only into its copies, now dead). */
+    for (size_t i = 0; i < c->nallocs; i++) free(RM_RLU_HDR(c->allocs[i]));
+    c->nallocs = 0;
     c->nfrees = c->frees_mark;
     c->h.is_writer = 0;
   }

@@ -140,10 +140,12 @@ extern RM_API const uint64_t rm_rcu_in_flight;
 RM_API struct rm_fcp_reader *rm_rcu_read_lock_slowpath(uint64_t v);
 RM_API void rm_rcu_unlock_misuse(void);
 
+/* The thread-local state is named directly (rm_rcu_tls.x), not through a
+ * pointer to it: gcc's -fsanitize=null reports a member access through the
+ * address of an initial-exec TLS object as a null dereference. */
 RM_INLINE void rm_rcu_read_lock(void) {
-  struct rm_rcu_thread *t = &rm_rcu_tls;
-  if (RM_LIKELY(t->nest++ == 0)) {
-    struct rm_fcp_reader *r = t->rec;
+  if (RM_LIKELY(rm_rcu_tls.nest++ == 0)) {
+    struct rm_fcp_reader *r = rm_rcu_tls.rec;
     /* Report at entry (outside any section still): a section that begins
      * after a synchronize bumped the version is one that grace period need
      * not wait for, since this acquire load of the version orders the
@@ -164,13 +166,12 @@ RM_INLINE void rm_rcu_read_lock(void) {
 }
 
 RM_INLINE void rm_rcu_read_unlock(void) {
-  struct rm_rcu_thread *t = &rm_rcu_tls;
-  if (RM_UNLIKELY(t->nest == 0)) {
+  if (RM_UNLIKELY(rm_rcu_tls.nest == 0)) {
     rm_rcu_unlock_misuse(); /* unbalanced: asserts in debug builds, else ignored */
     return;
   }
-  if (RM_LIKELY(--t->nest == 0)) {
-    struct rm_fcp_reader *r = t->rec;
+  if (RM_LIKELY(--rm_rcu_tls.nest == 0)) {
+    struct rm_fcp_reader *r = rm_rcu_tls.rec;
     /* Release store of NULL (U1): the section's loads happen before a
      * synchronize that reads it; then the report (acquire load of the
      * version, a release store of `seen` when it moved), which also wakes a

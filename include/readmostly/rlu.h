@@ -36,7 +36,9 @@
  *   rm_rlu_assign_ptr() (which stores the object's actual address even when
  *   given a copy).  rm_rlu_free() inside a section frees the object after
  *   the section's commit has waited for every section that could see it;
- *   outside a section (ctx NULL) it frees at once.
+ *   outside a section (ctx NULL) it frees at once.  An object allocated
+ *   inside a section of the calling thread is freed by that section's
+ *   abort (and makes the section a writer: its exit commits).
  *
  *   Contexts.  Each thread that enters sections owns a context, obtained
  *   from rm_rlu_thread_register().  There is no limit on their number:
