@@ -123,7 +123,6 @@ RM_API RM_NOINLINE struct rm_fcp_reader *rm_rcu_read_lock_slowpath(uint64_t v) {
     r = t->offline_rec;
     come_online(r);
     t->offline_rec = NULL;
-    t->state &= ~RM_RCU_OFFLINE;
     t->rec = r;
     return r;
   }
@@ -151,7 +150,6 @@ RM_API int rm_rcu_register_thread(void) {
     if (!r) return ENOMEM;
     t->rec = r;
   }
-  t->state |= RM_RCU_REGISTERED;
   return 0;
 }
 
@@ -178,7 +176,6 @@ RM_API void rm_rcu_thread_offline(void) {
   go_offline(t->rec);
   t->offline_rec = t->rec;
   t->rec = &rm_rcu_unregistered;
-  t->state |= RM_RCU_OFFLINE;
 }
 
 RM_API void rm_rcu_thread_online(void) {
@@ -187,7 +184,6 @@ RM_API void rm_rcu_thread_online(void) {
   come_online(t->offline_rec);
   t->rec = t->offline_rec;
   t->offline_rec = NULL;
-  t->state &= ~RM_RCU_OFFLINE;
 }
 
 RM_API void rm_rcu_quiescent_state(void) {
@@ -407,15 +403,19 @@ static void *worker_main(void *arg) {
     }
     uint64_t now = rm_now_ns();
     if (pending > 0 && first_ns == 0) first_ns = now;
-    bool ready = pending > 0 && (flush || stop || (uint64_t)pending >= c->batch_size ||
-                                 now - first_ns >= c->delay_ns);
+    /* The knob may change under us (rm_rcu_call_set_batch, relaxed: any
+     * value it held is a valid batch; its crd_wake makes us look again). */
+    unsigned batch = rm_atomic_load_relaxed(&c->batch_size);
+    uint64_t delay = rm_atomic_load_relaxed(&c->delay_ns);
+    bool ready = pending > 0 && (flush || stop || (uint64_t)pending >= batch ||
+                                 now - first_ns >= delay);
     if (!ready) {
       /* Sleep until enough callbacks are queued (a producer that brings
        * `queued` to `want` wakes us), or the oldest one's delay is up.
        * Dekker with the producer: we store sleeping = 1 then read
        * `queued`/`flush`/`stop` (seq_cst); it adds to `queued` (seq_cst)
        * then reads `sleeping` (seq_cst): one of us sees the other. */
-      uint64_t want = c->taken + (pending > 0 ? c->batch_size : 1u);
+      uint64_t want = c->taken + (pending > 0 ? batch : 1u);
       rm_atomic_store_relaxed(&c->want, want);
       rm_atomic_store_seq_cst(&c->sleeping, 1u);
       if (rm_atomic_load_seq_cst(&c->queued) >= want || rm_atomic_load_seq_cst(&c->flush) ||
@@ -425,7 +425,7 @@ static void *worker_main(void *arg) {
       }
       struct timespec ts, *until = NULL;
       if (pending > 0) {
-        uint64_t at = first_ns + c->delay_ns;
+        uint64_t at = first_ns + delay;
         ts.tv_sec = (time_t)(at / 1000000000u);
         ts.tv_nsec = (long)(at % 1000000000u);
         until = &ts;
@@ -504,7 +504,11 @@ static struct rm_rcu_call_data *crd_for_caller(void) {
   struct rm_rcu_call_data **pc = rm_atomic_load_acquire(&crd_per_cpu);
   if (pc) {
     int cpu = sched_getcpu();
-    if (cpu >= 0 && cpu < crd_ncpu && pc[cpu]) return pc[cpu];
+    /* Acquire, pairing with rm_rcu_call_data_set_cpu's release store: the
+     * object is initialised.  crd_ncpu was written before the array was
+     * published (release there, acquire above). */
+    struct rm_rcu_call_data *c2 = cpu >= 0 && cpu < crd_ncpu ? rm_atomic_load_acquire(&pc[cpu]) : NULL;
+    if (c2) return c2;
   }
   return rm_rcu_call_data_default();
 }
@@ -736,7 +740,7 @@ RM_API pthread_t rm_rcu_call_data_worker(struct rm_rcu_call_data *c) {
 
 RM_API struct rm_rcu_call_data *rm_rcu_call_data_cpu(int cpu) {
   struct rm_rcu_call_data **pc = rm_atomic_load_acquire(&crd_per_cpu);
-  return pc && cpu >= 0 && cpu < crd_ncpu ? pc[cpu] : NULL;
+  return pc && cpu >= 0 && cpu < crd_ncpu ? rm_atomic_load_acquire(&pc[cpu]) : NULL;
 }
 
 RM_API int rm_rcu_call_set_batch(struct rm_rcu_call_data *c, unsigned batch, uint64_t delay_ns) {
@@ -747,15 +751,15 @@ RM_API int rm_rcu_call_set_batch(struct rm_rcu_call_data *c, unsigned batch, uin
     rm_rcu_call_data_default();
     pthread_mutex_lock(&crd_lock);
     for (struct rm_rcu_call_data *x = crd_all; x; x = x->next) {
-      x->batch_size = batch;
-      x->delay_ns = delay_ns;
+      rm_atomic_store_relaxed(&x->batch_size, batch);
+      rm_atomic_store_relaxed(&x->delay_ns, delay_ns);
       crd_wake(x);
     }
     pthread_mutex_unlock(&crd_lock);
     return 0;
   }
-  c->batch_size = batch;
-  c->delay_ns = delay_ns;
+  rm_atomic_store_relaxed(&c->batch_size, batch);
+  rm_atomic_store_relaxed(&c->delay_ns, delay_ns);
   crd_wake(c);
   return 0;
 }

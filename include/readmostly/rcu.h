@@ -121,12 +121,10 @@ extern "C" {
 struct rm_rcu_thread {
   struct rm_fcp_reader *rec; /* record in the RCU domain */
   uint32_t nest;             /* read-section depth */
-  uint32_t state;            /* RM_RCU_* below (slow paths only) */
+  uint32_t state;            /* RM_RCU_IN_CALLBACK (slow paths only) */
   struct rm_fcp_reader *offline_rec; /* the record while offline */
   struct rm_rcu_call_data *crd;      /* rm_rcu_call_data_set_thread() */
 };
-#define RM_RCU_REGISTERED 0x1u /* registered explicitly */
-#define RM_RCU_OFFLINE 0x2u
 #define RM_RCU_IN_CALLBACK 0x4u /* a call_rcu worker running callbacks */
 
 extern RM_API __thread struct rm_rcu_thread rm_rcu_tls __attribute__((tls_model("initial-exec")));
