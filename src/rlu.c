@@ -816,6 +816,13 @@ RM_API void rm_rlu_sync_checkpoint(rm_rlu_ctx *c) {
   if (c->ndeferred != 0 && rm_atomic_load_relaxed(&c->h.sync_request)) flush(c);
 }
 
+RM_API void rm_rlu_unlock_misuse(void) {
+  RM_ASSERT(false, "rm_rlu_reader_unlock outside a section");
+  static int said;
+  if (!rm_atomic_xchg_acq_rel(&said, 1))
+    fprintf(stderr, "readmostly: rm_rlu_reader_unlock outside a section (ignored)\n");
+}
+
 /* The exit of a section that wrote (rm_rlu_reader_unlock, rlu.h, has
  * already stored the even run counter, R3). */
 RM_API void rm_rlu_reader_unlock_slowpath(rm_rlu_ctx *c) {

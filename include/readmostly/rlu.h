@@ -269,12 +269,19 @@ RM_INLINE void rm_rlu_reader_lock(rm_rlu_ctx *self) {
 }
 
 /* Leave a section; commit when it wrote. */
+RM_API void rm_rlu_unlock_misuse(void);
 RM_INLINE void rm_rlu_reader_unlock(rm_rlu_ctx *self) {
   struct rm_rlu_ctx_hot *h = (struct rm_rlu_ctx_hot *)self;
-  RM_ASSERT(h->run_cnt & 1, "rm_rlu_reader_unlock outside a section");
+  uint64_t r = h->run_cnt;
+  /* Outside a section an odd counter would make every writer wait for this
+   * context for ever: refuse (an assertion in debug builds). */
+  if (RM_UNLIKELY(!(r & 1))) {
+    rm_rlu_unlock_misuse();
+    return;
+  }
   /* R3: release; the section's reads of originals happen before a
    * writer's write-back that saw this store (S1). */
-  rm_atomic_store_release(&h->run_cnt, h->run_cnt + 1);
+  rm_atomic_store_release(&h->run_cnt, r + 1);
   if (RM_UNLIKELY(h->is_writer)) rm_rlu_reader_unlock_slowpath(self);
 }
 
