@@ -149,7 +149,10 @@
  * ERRORS
  *   Misuse is a bug: entering a section inside a section, leaving one that
  *   was not entered, try_lock outside a section.  Debug builds (no NDEBUG)
- *   abort with a message; release builds do not check.
+ *   abort with a message.  Release builds check the one that would hang
+ *   other threads: leaving a section that was not entered is ignored, with
+ *   a one-line warning (it would leave the context "inside" for ever, and
+ *   every writer waiting for it); the others are not checked.
  *
  * THREAD SAFETY
  *   A context belongs to the thread that registered it.  A thread that exits
