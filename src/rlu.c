@@ -117,7 +117,7 @@ struct rm_rlu_ctx {
   void **allocs;           /* objects rm_rlu_alloc'd by the current section */
   size_t nallocs, capallocs;
   unsigned ndeferred;      /* committed sections whose synchronize is deferred */
-  struct pending { rm_rlu_ctx *o; uint64_t r; } *unsure; /* synchronize scratch */
+  rm_rlu_ctx **unsure;     /* synchronize scratch: contexts not yet settled */
   size_t unsure_cap;
   rm_rlu_ctx *conflict_owner; /* try_lock met its lock: abort waits a little */
   uint64_t conflict_seen;  /* conflict_owner->h.unlocks then */
@@ -633,14 +633,24 @@ static void release_writer_lock(rm_rlu_ctx *c) {
 }
 
 /* ---- synchronize ------------------------------------------------------- */
+/* Has o shown a section that read the clock at wc or later?  S2: acquire,
+ * pairs with R4: that section read the clock after every earlier section
+ * of o had left (its R3 precedes R4 in o's program order), and every later
+ * section of o reads the clock after it, so reads wc or later too.  This
+ * holds whatever o's run counter looks like, with either entry. */
+static bool reported(rm_rlu_ctx *o, uint64_t wc) {
+  return rm_atomic_load_acquire(&o->h.local_clock) >= wc;
+}
+
 /* Wait for the section of o with run counter r, if it began before the
- * step that produced wc. */
+ * step that produced wc.  r must be the truth: loaded after W3 (fenced
+ * entry) or after W5 (fence-free), see synchronize. */
 static void wait_section(rm_rlu_ctx *self, rm_rlu_ctx *o, uint64_t r, uint64_t wc) {
   if (!(r & 1)) return;
   /* S2: acquire, pairs with R4.  A clock >= wc may come from a later
    * section than the one whose run counter we sampled: that section
    * began after the step, and the sampled one is over. */
-  if (rm_atomic_load_acquire(&o->h.local_clock) >= wc) return; /* began after the step */
+  if (reported(o, wc)) return; /* began after the step */
   STAT(self, sync_waits);
   rm_backoff_t b = RM_BACKOFF_INIT;
   uint64_t iters = 0;
@@ -648,7 +658,7 @@ static void wait_section(rm_rlu_ctx *self, rm_rlu_ctx *o, uint64_t r, uint64_t w
     rm_backoff_wait(&b);
     iters++;
     if (rm_atomic_load_acquire(&o->h.run_cnt) != r) break; /* S1 */
-    if (rm_atomic_load_acquire(&o->h.local_clock) >= wc) break; /* S2 */
+    if (reported(o, wc)) break; /* S2 */
   }
   /* Counted once per waited-for context, after the wait (statistics on). */
   if (RM_UNLIKELY(g.opt.stats))
@@ -672,13 +682,25 @@ static void barrier_all(void) {
  * Wait until every section that began before the clock reached wc is over.
  *
  * Fenced entry: after W3, an even run counter means "not in a section that
- * began before the step" (R1/W3 Dekker).  Fence-free entry: an even counter
- * may hide an odd store still in the reader's store buffer, with a clock
- * read before the step; such contexts are "unsure".  As in FCP, most settle
- * by themselves within microseconds (their counter moves); for the rest one
- * membarrier (W5) makes every store visible, after which the counter is the
- * truth: a section that begins after the barrier reads the clock after it,
- * and so after our step.
+ * began before the step", and an odd one that changes means that section
+ * has left (R1/W3 Dekker: a later section's run counter store is visible
+ * before its clock load).
+ *
+ * Fence-free entry: before a barrier the run counter we load says nothing
+ * about o's latest section.  o's core may hold several of its stores in
+ * its store buffer - run counter r + 1, r + 2, r + 3 - while its section
+ * r + 3 has already loaded the clock from before our step: we then load
+ * r (even, or odd with an old local clock), then r + 2, and o is in a
+ * section that reads originals we are about to write back.  (Treating "the
+ * counter moved" as settled was exactly that bug: one torn section in
+ * about 20 runs of stress.rlu.accounts.fence-free.debug-yield.)  So before
+ * the barrier only a report settles a context: its local clock at wc or
+ * later (reported()).  Busy readers report at their next entry, within a
+ * section's time; for the rest one membarrier (W5) makes every store
+ * visible, after which the fenced reasoning holds: a section whose run
+ * counter store follows o's barrier also loads the clock after it, and so
+ * after our step.  As in FCP (rm_fcp_wait), whose records settle before
+ * the barrier only by reporting the new version.
  */
 static void synchronize(rm_rlu_ctx *self, uint64_t wc) {
   STAT(self, syncs);
@@ -686,7 +708,7 @@ static void synchronize(rm_rlu_ctx *self, uint64_t wc) {
   size_t n = rm_atomic_load_acquire(&g.high);
   if (unfenced && self->unsure_cap < n) {
     size_t cap = n < 16 ? 16 : n * 2;
-    struct pending *p = realloc(self->unsure, cap * sizeof *p);
+    rm_rlu_ctx **p = realloc(self->unsure, cap * sizeof *p);
     if (p != NULL) {
       self->unsure = p;
       self->unsure_cap = cap;
@@ -704,34 +726,30 @@ static void synchronize(rm_rlu_ctx *self, uint64_t wc) {
     }
     rm_rlu_ctx *o = rm_atomic_load_acquire(&s->slot[i % SEG_SLOTS]);
     if (o == NULL || o == self) continue;
-    /* S1: acquire pairs with R3. */
-    uint64_t r = rm_atomic_load_acquire(&o->h.run_cnt);
-    if (!(r & 1)) {
-      if (unfenced) self->unsure[nunsure++] = (struct pending){o, r};
+    if (unfenced) {
+      if (!reported(o, wc)) self->unsure[nunsure++] = o;
       continue;
     }
-    wait_section(self, o, r, wc);
+    /* S1: acquire pairs with R3. */
+    wait_section(self, o, rm_atomic_load_acquire(&o->h.run_cnt), wc);
   }
   if (nunsure == 0) return;
-  /* Bounded staleness: a counter that moves has shown its true state. */
+  /* Busy readers report within microseconds; idle ones never will. */
   for (unsigned round = 0; round < 16 && nunsure != 0; round++) {
+    HOOK(RM_RLU_HOOK_UNSURE, self);
     for (size_t k = 0; k < nunsure;) {
-      struct pending *u = &self->unsure[k];
-      uint64_t r = rm_atomic_load_acquire(&u->o->h.run_cnt);
-      if (r == u->r) {
-        k++;
-        continue;
-      }
-      wait_section(self, u->o, r, wc);
-      *u = self->unsure[--nunsure];
+      if (reported(self->unsure[k], wc)) self->unsure[k] = self->unsure[--nunsure];
+      else k++;
     }
     for (int j = 0; j < 32 && nunsure != 0; j++) rm_cpu_relax();
   }
   if (nunsure == 0) return;
   STAT(self, barriers);
   barrier_all();
+  HOOK(RM_RLU_HOOK_BARRIER, self);
+  /* After W5 the run counter is the truth, as after W3 with fenced entry. */
   for (size_t k = 0; k < nunsure; k++) {
-    rm_rlu_ctx *o = self->unsure[k].o;
+    rm_rlu_ctx *o = self->unsure[k];
     wait_section(self, o, rm_atomic_load_acquire(&o->h.run_cnt), wc);
   }
 }

@@ -371,6 +371,8 @@ enum rm_rlu_hook {
   RM_RLU_HOOK_CLOCK_READ = 1, /* commit read the clock, write clock not yet public */
   RM_RLU_HOOK_PUBLISHED,      /* write clock public and clock advanced */
   RM_RLU_HOOK_CLOCK_BUSY,     /* another commit holds the clock step */
+  RM_RLU_HOOK_UNSURE,         /* fence-free synchronize: a round over unsettled contexts */
+  RM_RLU_HOOK_BARRIER,        /* fence-free synchronize: its membarrier has returned */
 };
 extern RM_API void (*rm_rlu_test_hook)(enum rm_rlu_hook point, rm_rlu_ctx *self);
 #endif
