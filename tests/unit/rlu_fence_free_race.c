@@ -50,7 +50,8 @@ static void show(uint64_t run, uint64_t clock) {
 }
 
 static void hook(enum rm_rlu_hook p, rm_rlu_ctx *self) {
-  if (!is(&armed) || self != __atomic_load_n(&W, __ATOMIC_ACQUIRE)) return;
+  /* W's commit only (not the synchronize of its unregistration). */
+  if (!is(&armed) || is(&committed) || self != __atomic_load_n(&W, __ATOMIC_ACQUIRE)) return;
   if (p == RM_RLU_HOOK_UNSURE && !is(&moved)) {
     show(2, UINT64_MAX); /* 1 and 2 drained; 3 still buffered */
     flag(&moved);
