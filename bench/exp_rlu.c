@@ -85,8 +85,8 @@ static void check_entry(const char *name) {
   said = true;
   if (want)
     fprintf(stderr, "readmostly-bench: note: %s runs with the fenced section entry (the "
-                    "fence-free entry is withheld unless READMOSTLY_RLU_FENCE_FREE=1, and needs "
-                    "membarrier)\n", name);
+                    "fence-free entry needs membarrier, and is off under ThreadSanitizer)\n",
+            name);
   else
     bench_fatal("%s: the section entry is fence-free", name);
 }

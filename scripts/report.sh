@@ -282,10 +282,11 @@ WF=$(pick prwlock ck-brlock bravo-ba pthread rcu rcu-fence urcu-memb urcu-mb urc
 # RCU flavours: ours (rcu; rcu-fence runs in a child process of the driver)
 # and liburcu's, qsbr's free read side being the floor.
 RCU=$(pick rcu rcu-fence urcu-memb urcu-mb urcu-signal urcu-qsbr)
-# RLU's experiments: the set rows (rlu-fence left out while the fence-free
-# entry is withheld: rlu runs the same fenced entry), the trees, the lists.
-SETS=$(pick harris harris-hp rcu-set urcu-set rlu rlu-defer rlu-coarse)
-STRESS=$(pick rcu-set urcu-set rlu rlu-defer)
+# RLU's experiments: the set rows (rlu: the fence-free section entry,
+# rlu-fence: the paper's fenced one), the trees, the lists.
+SETS=$(pick harris harris-hp rcu-set urcu-set rlu rlu-fence rlu-defer rlu-coarse)
+STRESS=$(pick rcu-set urcu-set rlu rlu-fence rlu-defer)
+RLUREAD=$(pick rlu rlu-fence rcu urcu-memb)
 CIT=$(pick rcu-citrus rlu-citrus)
 DL=$(pick urcu-dlist rlu-dlist)
 RH=$(pick rcu urcu-memb urcu-qsbr)
@@ -363,7 +364,7 @@ if [ -z "$RENDER" ]; then
   # thread start-up and set-up (measured: a full run's steps come within
   # 10 % of these).
   nL=$(count "$LAT"); nA=$(count "$ALL"); nR=$(count "$RW"); nC=$(count "$CSE"); nW=$(count "$WF"); nS=$(count "$SLP")
-  nU=$(count "$RCU"); nSet=$(count "$SETS"); nCit=$(count "$CIT"); nDl=$(count "$DL"); nRH=$(count "$RH")
+  nU=$(count "$RCU"); nSet=$(count "$SETS"); nSt=$(count "$STRESS"); nRR=$(count "$RLUREAD"); nCit=$(count "$CIT"); nDl=$(count "$DL"); nRH=$(count "$RH")
   est() { awk -v n="$1" -v d="$2" 'BEGIN{ printf "%d", n * (d + 0.02) + 1 }'; }
   if [ "$QUICK" = 1 ]; then RP_PLAN=45; else RP_PLAN=600; fi
   plan "quiet check" 2
@@ -382,10 +383,10 @@ if [ -z "$RENDER" ]; then
   plan grace_period "$(est $((nU * 9 * R)) "$DL")"
   plan rcu_batch "$(est $((nU * 5 * R)) "$D")"
   plan rcu_hash "$(est $((nRH * 2 * 2 * R)) "$D")"
-  plan rlu_read "$(est $((3 * R)) "$D")"
+  plan rlu_read "$(est $((nRR * R)) "$D")"
   plan rlu_list "$(est $((nSet * 3 * 3 * R)) "$D")"
   plan rlu_hash "$(est $((nSet * 3 * 2 * R)) "$D")"
-  plan rlu_stress "$(est $((4 * 2 * R)) "$D")"
+  plan rlu_stress "$(est $((nSt * 2 * R)) "$D")"
   plan citrus "$(est $((nCit * 3 * 3 * R)) "$D")"
   plan dlist "$(est $((nDl * 3 * 2 * R)) "$D")"
   plan "real programs" "$RP_PLAN"
@@ -409,7 +410,7 @@ if [ -z "$RENDER" ]; then
   step grace_period run_grace_period
   step rcu_batch run rcu_batch --impl "$RCU" --threads 1 --duration "$D" --reps "$R" --param batch=1,10,100,1000,10000
   step rcu_hash run rcu_hash --impl "$RH" --threads 1,2 --duration "$D" --reps "$R" --param mode=both
-  step rlu_read run rlu_read --impl "$(pick rlu rcu urcu-memb)" --duration "$D" --reps "$R"
+  step rlu_read run rlu_read --impl "$RLUREAD" --duration "$D" --reps "$R"
   step rlu_list run rlu_list --impl "$SETS" --threads 1,2,4 --duration "$D" --reps "$R" --param update=2,20,40
   step rlu_hash run rlu_hash --impl "$SETS" --threads 1,2,4 --duration "$D" --reps "$R" --param update=2,20
   step rlu_stress run rlu_stress --impl "$STRESS" --threads 1,2 --duration "$D" --reps "$R"
@@ -919,9 +920,9 @@ echo "## RLU: section entry (rlu_read; an empty section pair, 1 thread)"
 echo
 echo "| impl | ns per pair |"
 echo "| --- | ---: |"
-for i in rlu rcu urcu-memb; do has "$i" && echo "| $i | $(hm ns rlu_read "$i" 1 '' ns_per_section_pair) |"; done
+for i in ${RLUREAD//,/ }; do echo "| $i | $(hm ns rlu_read "$i" 1 '' ns_per_section_pair) |"; done
 echo
-echo "The fence-free entry is withheld (docs/rlu.md, \"Section entry\"): rlu runs the paper's fenced entry."
+echo "rlu enters sections without a fence (the FCP core's membarrier mode; docs/rlu.md, \"Section entry\"), rlu-fence with the paper's fence. Without membarrier both run the fenced entry (the driver says so on stderr)."
 echo
 echo "## RLU: sorted list (rlu_list, RLU Fig. 4; 1000 keys of 2000; operations/s)"
 echo

@@ -41,8 +41,9 @@
  *   W2  writer: clock store, release.
  *   W3  writer: full fence after the clock step, before synchronize's loads.
  *   W4  writer: write clock reset to UINT64_MAX, release, after the unlocks.
- *   W5  writer, fence-free entry: one membarrier when some context's even
- *       run counter may hide an odd one (see synchronize).
+ *   W5  writer, fence-free entry: one membarrier for the contexts that
+ *       have not shown a local clock >= wc; only a run counter loaded after
+ *       it tells whether they are in a section (see synchronize).
  *   R4  reader: local clock store is release; pairs with S2.
  *   S1  synchronize: run counter loads acquire (pairs with R3).
  *   S2  synchronize: local clock loads acquire (pairs with R4): a context
@@ -52,8 +53,6 @@
 #define _GNU_SOURCE
 #include <readmostly/rlu.h>
 #include <readmostly/fcp.h>
-
-#include "env.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -297,12 +296,6 @@ RM_API int rm_rlu_init(const struct rm_rlu_options *opt) {
   /* ThreadSanitizer cannot see the order a membarrier gives. */
   o.fence_free = false;
 #endif
-  /* The fence-free entry is withheld for now: one run of
-   * stress.rlu.accounts.fence-free.debug-yield (1 in about 20) showed a
-   * reader whose account changed inside its own section (docs/rlu.md,
-   * "Section entry").  Requests fall back to the fenced entry, as without
-   * membarrier; READMOSTLY_RLU_FENCE_FREE=1 lets work on that bug use it. */
-  if (o.fence_free && !rm_env_flag("READMOSTLY_RLU_FENCE_FREE")) o.fence_free = false;
   if (o.fence_free && !rm_membarrier_available()) o.fence_free = false;
   if (o.fence_free && g.fcp == NULL && rm_fcp_domain_create(&g.fcp) != 0) {
     pthread_mutex_unlock(&g.reg_lock);

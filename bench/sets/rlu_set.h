@@ -4,8 +4,8 @@
  * four configurations the set experiments compare:
  *
  *   rlu         fine-grained, fence-free section entry (rm_rlu_options
- *               .fence_free: the FCP core's membarrier mode; withheld for
- *               now, so the fenced entry runs: docs/rlu.md "Section entry")
+ *               .fence_free: the FCP core's membarrier mode; docs/rlu.md
+ *               "Section entry")
  *   rlu-fence   fine-grained, the paper's fenced entry (rlu.h's default)
  *   rlu-defer   fine-grained, synchronize deferred over up to 10 sections
  *               (the paper's "RLU defer"), fence-free entry

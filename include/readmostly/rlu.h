@@ -124,12 +124,16 @@
  *   marking the context active and reading the clock.  With
  *   rm_rlu_options.fence_free it does not, as long as the FCP core
  *   (readmostly/fcp.h) runs in membarrier mode: a writer's synchronize then
- *   treats a context that looks idle as unsure, waits a few microseconds for
- *   its run counter to move, and issues one membarrier for those that did
- *   not.  Each thread that registers then also holds a record of a private
+ *   cannot trust a run counter it loads (the reader's stores may not be
+ *   visible yet, while its clock load already returned); it waits a few
+ *   microseconds for each context to show a section that read the new
+ *   clock (busy readers do at their next entry), issues one membarrier for
+ *   the others, and then waits for them as with the fenced entry.  Each
+ *   thread that registers then also holds a record of a private
  *   FCP domain, so that FCP's switch to fence mode (when membarrier fails,
- *   or by rm_fcp_switch_to_fence()) covers it.  Without membarrier, and
- *   under ThreadSanitizer, the option is ignored.  rm_rlu_fence_free()
+ *   or by rm_fcp_switch_to_fence()) covers it.  Without membarrier (also
+ *   with READMOSTLY_NO_MEMBARRIER=1), and under ThreadSanitizer, the option
+ *   is ignored.  rm_rlu_fence_free()
  *   tells which entry runs.  Registered threads that stay idle cost every
  *   synchronize a membarrier: unregister threads that stop using RLU.
  *
