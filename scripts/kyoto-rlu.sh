@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Kyoto Cabinet's CacheDB, stock and on RLU: the RLU paper's Figure 12.
 #
-#   scripts/kyoto-rlu.sh [--quick] [--threads 1,2,4] [--impls stock,preload,...]
+#   scripts/kyoto-rlu.sh [--quick] [--tests-only] [--threads 1,2,4] [--impls stock,preload,...]
 #
 # Downloads Kyoto Cabinet 1.2.79 from Debian (the orig tarball, checked
 # against the sha256 in Debian's kyotocabinet_1.2.79-2.dsc; nothing of it
@@ -19,18 +19,21 @@
 #   rlu              the RLU build
 # and prints the rows on stdout, in readmostly-bench's CSV, header first,
 # after '#' lines describing the machine.  --quick: a run of a few minutes
-# (after the builds).  Exits non-zero if a build, a kccachetest or a
-# benchmark run fails.
+# (after the builds).  --tests-only: the builds and kccachetest (quick
+# sizes), no benchmark (CI runs this).  Exits non-zero if a build, a
+# kccachetest or a benchmark run fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 WORK=${WORK:-$ROOT/build-kyoto}
 QUICK=0
+TESTS_ONLY=0
 THREADS=1,2,4
 IMPLS=stock,preload,preload-prwlock,rlu
 while [ $# -gt 0 ]; do
   case $1 in
   --quick) QUICK=1 ;;
+  --tests-only) TESTS_ONLY=1; QUICK=1 ;;
   --threads) THREADS=$2; shift ;;
   --impls) IMPLS=$2; shift ;;
   *) echo "kyoto-rlu.sh: unknown option $1" >&2; exit 2 ;;
@@ -134,6 +137,7 @@ case ",$IMPLS," in *,rlu,*)
 esac
 kctest "$STOCK" stock
 [ -n "$RLUK" ] && kctest "$RLUK" rlu
+[ "$TESTS_ONLY" = 1 ] && exit 0
 
 echo "# kyoto-rlu.sh: Kyoto Cabinet 1.2.79 CacheDB, RLU paper Fig. 12 workload"
 echo "# machine: $(uname -srm), $(nproc) CPUs, $(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo)"
