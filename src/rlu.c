@@ -45,6 +45,9 @@
  *       have not shown a local clock >= wc; only a run counter loaded after
  *       it tells whether they are in a section (see synchronize).
  *   R4  reader: local clock store is release; pairs with S2.
+ *   R5  outside a section (a committing writer): local clock store of a
+ *       clock just loaded, release; pairs with S2 as R4 does (a report
+ *       without a section, see report_clock).
  *   S1  synchronize: run counter loads acquire (pairs with R3).
  *   S2  synchronize: local clock loads acquire (pairs with R4): a context
  *       skipped because its clock is >= wc has finished the section we
@@ -635,6 +638,19 @@ static bool reported(rm_rlu_ctx *o, uint64_t wc) {
   return rm_atomic_load_acquire(&o->h.local_clock) >= wc;
 }
 
+/* R5: report, outside a section, the clock we read now, as a section entry
+ * reports it (R4): every earlier section of ours has left (their exits
+ * come before this release store), and every later one loads the clock
+ * after this load, so reads this value or later.  Writers report while
+ * they commit, so that other writers' fence-free synchronizes settle them
+ * without a membarrier (they are outside sections, with the clock of
+ * their last entry, until they enter again). */
+static void report_clock(rm_rlu_ctx *c) {
+  RM_ASSERT(!(c->h.run_cnt & 1), "report_clock inside a section");
+  uint64_t t = rm_atomic_load_acquire(&rm_rlu_global.clock);
+  if (t > c->h.local_clock) rm_atomic_store_release(&c->h.local_clock, t);
+}
+
 /* Wait for the section of o with run counter r, if it began before the
  * step that produced wc.  r must be the truth: loaded after W3 (fenced
  * entry) or after W5 (fence-free), see synchronize. */
@@ -650,6 +666,7 @@ static void wait_section(rm_rlu_ctx *self, rm_rlu_ctx *o, uint64_t r, uint64_t w
   for (;;) {
     rm_backoff_wait(&b);
     iters++;
+    report_clock(self);
     if (rm_atomic_load_acquire(&o->h.run_cnt) != r) break; /* S1 */
     if (reported(o, wc)) break; /* S2 */
   }
@@ -697,6 +714,7 @@ static void barrier_all(void) {
  */
 static void synchronize(rm_rlu_ctx *self, uint64_t wc) {
   STAT(self, syncs);
+  report_clock(self);
   bool unfenced = readers_unfenced();
   size_t n = rm_atomic_load_acquire(&g.high);
   if (unfenced && self->unsure_cap < n) {
@@ -730,6 +748,7 @@ static void synchronize(rm_rlu_ctx *self, uint64_t wc) {
   /* Busy readers report within microseconds; idle ones never will. */
   for (unsigned round = 0; round < 16 && nunsure != 0; round++) {
     HOOK(RM_RLU_HOOK_UNSURE, self);
+    report_clock(self); /* a writer polling us meanwhile settles */
     for (size_t k = 0; k < nunsure;) {
       if (reported(self->unsure[k], wc)) self->unsure[k] = self->unsure[--nunsure];
       else k++;
