@@ -702,8 +702,9 @@ static void barrier_all(void) {
  * r + 3 has already loaded the clock from before our step: we then load
  * r (even, or odd with an old local clock), then r + 2, and o is in a
  * section that reads originals we are about to write back.  (Treating "the
- * counter moved" as settled was exactly that bug: one torn section in
- * about 20 runs of stress.rlu.accounts.fence-free.debug-yield.)  So before
+ * counter moved" as settled was a bug that tears a section just as one run
+ * in about 20 of stress.rlu.accounts.fence-free.debug-yield once showed;
+ * unit.rlu_fence_free_race plays it.)  So before
  * the barrier only a report settles a context: its local clock at wc or
  * later (reported()).  Busy readers report at their next entry, within a
  * section's time; for the rest one membarrier (W5) makes every store
