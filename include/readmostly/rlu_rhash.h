@@ -206,8 +206,10 @@ struct rm_rlu_rhash_head {
 /* Plain memory: written by the resizer before anything can reach it, then
  * never changed until it is freed. */
 struct rm_rlu_rhash_tab {
-  size_t mask; /* buckets - 1 */
-  struct rm_rlu_rhash_head *b[];
+  size_t mask;                    /* buckets - 1 */
+  struct rm_rlu_rhash_head **b;   /* the heads, in the same allocation, after
+                                     this struct (no flexible array member:
+                                     the header also compiles as C++) */
 };
 
 /* An RLU object: the array every section starts from. */
@@ -240,6 +242,7 @@ static inline struct rm_rlu_rhash_tab *rm_rlu_rhash_tab_new_(size_t n) {
       (struct rm_rlu_rhash_tab *)malloc(sizeof *t + n * sizeof(struct rm_rlu_rhash_head *));
   if (t == NULL) return NULL;
   t->mask = n - 1;
+  t->b = (struct rm_rlu_rhash_head **)(void *)(t + 1);
   for (size_t i = 0; i < n; i++) {
     struct rm_rlu_rhash_head *hd = (struct rm_rlu_rhash_head *)rm_rlu_alloc(sizeof *hd);
     if (hd == NULL) {
@@ -516,28 +519,21 @@ static inline int rm_rlu_rhash_publish_(rm_rlu_ctx *self, struct rm_rlu_rhash *h
   }
 }
 
-static inline int rm_rlu_rhash_resize(rm_rlu_ctx *self, struct rm_rlu_rhash *h, size_t nbuckets) {
-  RM_ASSERT(!rm_rlu_in_section(self), "rm_rlu_rhash_resize inside a section");
-  if (!rm_rlu_rhash_size_ok_(nbuckets)) return EINVAL;
-  pthread_mutex_lock(&h->resize_mu);
+/* The resize itself, resize_mu held. */
+static inline int rm_rlu_rhash_resize_locked_(rm_rlu_ctx *self, struct rm_rlu_rhash *h,
+                                              size_t nbuckets) {
   /* Only resizes change the root, and they hold resize_mu (whose lock
    * orders us after the previous resize's write-back, done before its
    * rm_rlu_sync returned): a plain read of the original is current. */
   struct rm_rlu_rhash_tab *from = h->root->tab;
   size_t n = from->mask + 1;
-  int err = 0;
-  if (nbuckets == n) goto out;
-  if (nbuckets != 2 * n && 2 * nbuckets != n) {
-    err = EINVAL;
-    goto out;
-  }
+  if (nbuckets == n) return 0;
+  if (nbuckets != 2 * n && 2 * nbuckets != n) return EINVAL;
   struct rm_rlu_rhash_tab *to =
       RM_RLU_RHASH_INJECT(SIZE_MAX) ? NULL : rm_rlu_rhash_tab_new_(nbuckets);
-  if (to == NULL) {
-    err = ENOMEM;
-    goto out;
-  }
+  if (to == NULL) return ENOMEM;
   size_t steps = nbuckets < n ? nbuckets : n, done = 0;
+  int err = 0;
   while (done < steps && (err = rm_rlu_rhash_step_(self, h, from, to, done, false)) == 0) done++;
   if (err == 0) err = rm_rlu_rhash_publish_(self, h, to, steps);
   rm_rlu_sync(self); /* deferral: our sections written back */
@@ -546,7 +542,7 @@ static inline int rm_rlu_rhash_resize(rm_rlu_ctx *self, struct rm_rlu_rhash *h, 
      * clock step (the only ones that could have read `from`); later ones
      * read `to`.  Nothing reaches `from` or its heads any more. */
     rm_rlu_rhash_tab_free_(from);
-    goto out;
+    return 0;
   }
   /* ENOMEM: undo, newest first.  Each undo's commit waits for the sections
    * that could have followed a forwarding head into `to`; after the last
@@ -554,7 +550,14 @@ static inline int rm_rlu_rhash_resize(rm_rlu_ctx *self, struct rm_rlu_rhash *h, 
   while (done-- > 0) (void)rm_rlu_rhash_step_(self, h, from, to, done, true);
   rm_rlu_sync(self);
   rm_rlu_rhash_tab_free_(to);
-out:
+  return err;
+}
+
+static inline int rm_rlu_rhash_resize(rm_rlu_ctx *self, struct rm_rlu_rhash *h, size_t nbuckets) {
+  RM_ASSERT(!rm_rlu_in_section(self), "rm_rlu_rhash_resize inside a section");
+  if (!rm_rlu_rhash_size_ok_(nbuckets)) return EINVAL;
+  pthread_mutex_lock(&h->resize_mu);
+  int err = rm_rlu_rhash_resize_locked_(self, h, nbuckets);
   pthread_mutex_unlock(&h->resize_mu);
   return err;
 }
