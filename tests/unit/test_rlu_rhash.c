@@ -1,8 +1,8 @@
 /* readmostly/rlu_rhash.h: the resizable RLU hash table, one thread.
  *  - create's EINVAL cases; add / remove / contains return values; count (a
  *    section) and size (without) across grows and shrinks (8 -> 16 -> 32 ->
- *    16 -> 8 -> 4 -> 1 -> 2 buckets); resize's EINVAL cases (not double,
- *    half or the same size); the _in steps in one section, and an aborted
+ *    16 -> 8 -> 4 -> 2 -> 1 -> 2 -> 4 buckets, 2 -> 8 refused); resize's
+ *    EINVAL cases (not double, half or the same size); the _in steps in one section, and an aborted
  *    section applying nothing.
  *  - ENOMEM, injected (RM_RLU_RHASH_INJECT): before the array is allocated,
  *    at a split of a grow, at a merge of a shrink, at the root's section:
