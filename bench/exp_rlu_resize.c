@@ -28,6 +28,8 @@
  *              the add skipped when another thread has the key out);
  *              the RCU table serializes writers with resizes, so only RLU
  *              runs this variant
+ * Nodes: one allocation per key in both tables (malloc for RCU's,
+ * rm_rlu_alloc for RLU's), keys inserted in ascending order.
  * Every lookup is one read-side section (RLU: one RLU section) on a random
  * key of [0, items); keys 0 .. items-1 are in the table, and a lookup that
  * misses aborts the run, except under rlu-upd10 (a key being updated is
@@ -68,7 +70,6 @@ struct rr_run {
   uint64_t items;
   /* RCU tables */
   struct rm_rcu_hash h;
-  struct rm_rcu_hash_node *nodes; /* key i in nodes[i] */
   /* RLU table */
   struct rm_rlu_rhash *rh;
   /* the resizer's results */
@@ -195,6 +196,11 @@ static void *rlu_rr_resizer(void *a) {
   return NULL;
 }
 
+static void rr_free_node(struct rm_rcu_hash_node *n, void *arg) {
+  (void)arg;
+  free(n);
+}
+
 /* ---- one measurement ------------------------------------------------------------ */
 static void rr_measure(const struct bench_sel *sel, int nthreads, int mode, int rep,
                        uint64_t items) {
@@ -207,12 +213,18 @@ static void rr_measure(const struct bench_sel *sel, int nthreads, int mode, int 
   bench_thread_fn reader, resizer;
   if (rcu) {
     bool ours = sel->idx == RR_RCU;
-    r->nodes = (struct rm_rcu_hash_node *)calloc(items, sizeof *r->nodes);
-    if (!r->nodes || (ours ? rcu_rm_rr_init : rcu_memb_rr_init)(&r->h, buckets) != 0)
+    if ((ours ? rcu_rm_rr_init : rcu_memb_rr_init)(&r->h, buckets) != 0)
       bench_fatal("out of memory");
-    for (uint64_t k = 0; k < items; k++)
-      if ((ours ? rcu_rm_rr_insert : rcu_memb_rr_insert)(&r->h, k, &r->nodes[k]) != 0)
+    /* One malloc per node, as RLU's nodes are (rm_rlu_alloc), in key order
+     * for both: the two tables get the memory layout of a program that
+     * inserted its items one by one (rcu_hash keeps its nodes in one
+     * array, which is denser than either). */
+    for (uint64_t k = 0; k < items; k++) {
+      struct rm_rcu_hash_node *nd = (struct rm_rcu_hash_node *)malloc(sizeof *nd);
+      if (!nd) bench_fatal("out of memory");
+      if ((ours ? rcu_rm_rr_insert : rcu_memb_rr_insert)(&r->h, k, nd) != 0)
         bench_fatal("rlu_resize: insert failed");
+    }
     reader = ours ? rcu_rm_rr_reader : rcu_memb_rr_reader;
     resizer = ours ? rcu_rm_rr_resizer : rcu_memb_rr_resizer;
   } else {
@@ -258,8 +270,7 @@ static void rr_measure(const struct bench_sel *sel, int nthreads, int mode, int 
   if (sel->idx == RR_RLU_UPD10)
     emit(name, nthreads, par, rep, "ops_per_sec", (double)(lookups + updates) / secs, "ops/s");
   if (rcu) {
-    (sel->idx == RR_RCU ? rcu_rm_rr_destroy : rcu_memb_rr_destroy)(&r->h, NULL, NULL);
-    free(r->nodes);
+    (sel->idx == RR_RCU ? rcu_rm_rr_destroy : rcu_memb_rr_destroy)(&r->h, rr_free_node, NULL);
   } else {
     rm_rlu_rhash_destroy(r->rh);
   }
