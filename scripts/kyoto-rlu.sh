@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Kyoto Cabinet's CacheDB, stock and on RLU: the RLU paper's Figure 12.
 #
-#   scripts/kyoto-rlu.sh [--quick] [--threads 1,2,4] [--impls stock,preload,...]
+#   scripts/kyoto-rlu.sh [--quick] [--tests-only] [--threads 1,2,4] [--impls stock,preload,...]
+#   scripts/kyoto-rlu.sh --tsan
 #
 # Downloads Kyoto Cabinet 1.2.79 from Debian (the orig tarball, checked
 # against the sha256 in Debian's kyotocabinet_1.2.79-2.dsc; nothing of it
@@ -19,18 +20,27 @@
 #   rlu              the RLU build
 # and prints the rows on stdout, in readmostly-bench's CSV, header first,
 # after '#' lines describing the machine.  --quick: a run of a few minutes
-# (after the builds).  Exits non-zero if a build, a kccachetest or a
-# benchmark run fails.
+# (after the builds).  --tests-only: the builds and kccachetest (quick
+# sizes), no benchmark (CI runs this).  --tsan: the RLU build again with
+# ThreadSanitizer (Kyoto and readmostly both instrumented), and kccachetest
+# at 2 and 4 threads on it, any report failing the run (the only races
+# suppressed are those of kccachetest's own random number generator, the
+# globals g_rnd_*, which its threads share unsynchronized).  Exits non-zero if a build, a
+# kccachetest or a benchmark run fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 WORK=${WORK:-$ROOT/build-kyoto}
 QUICK=0
+TESTS_ONLY=0
+TSAN=0
 THREADS=1,2,4
 IMPLS=stock,preload,preload-prwlock,rlu
 while [ $# -gt 0 ]; do
   case $1 in
   --quick) QUICK=1 ;;
+  --tests-only) TESTS_ONLY=1; QUICK=1 ;;
+  --tsan) TSAN=1 ;;
   --threads) THREADS=$2; shift ;;
   --impls) IMPLS=$2; shift ;;
   *) echo "kyoto-rlu.sh: unknown option $1" >&2; exit 2 ;;
@@ -68,6 +78,14 @@ RM=$WORK/readmostly
 cmake -S "$ROOT" -B "$RM" -DCMAKE_BUILD_TYPE=Release -DREADMOSTLY_BUILD_BENCH=OFF -DBUILD_TESTING=OFF >/dev/null
 cmake --build "$RM" -j"$(nproc)" --target readmostly-preload readmostly_static >/dev/null
 PRELOAD=$RM/preload/libreadmostly-preload.so
+SAN_FLAGS=""
+if [ "$TSAN" = 1 ]; then
+  RM=$WORK/readmostly-tsan
+  cmake -S "$ROOT" -B "$RM" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREADMOSTLY_SANITIZE=thread \
+    -DREADMOSTLY_BUILD_BENCH=OFF -DBUILD_TESTING=OFF >/dev/null
+  cmake --build "$RM" -j"$(nproc)" --target readmostly_static >/dev/null
+  SAN_FLAGS="-fsanitize=thread -g -O1"
+fi
 
 # build VARIANT [PATCH]: Kyoto in $WORK/VARIANT, cached by a stamp that
 # names the patch's checksum.
@@ -89,10 +107,11 @@ build() {
     extra_cpp="-I$ROOT/include"
     extra_libs="$RM/src/libreadmostly.a -lpthread"
   fi
-  (cd "$k" && CPPFLAGS="$extra_cpp" LIBS="$extra_libs" ./configure --disable-lzo --disable-lzma >"$dir/configure.log" 2>&1 &&
+  (cd "$k" && CPPFLAGS="$extra_cpp" LIBS="$extra_libs" CFLAGS="$SAN_FLAGS" CXXFLAGS="$SAN_FLAGS" \
+    LDFLAGS="$SAN_FLAGS" ./configure --disable-lzo --disable-lzma >"$dir/configure.log" 2>&1 &&
     make -j"$(nproc)" libkyotocabinet.so kccachetest >"$dir/make.log" 2>&1) ||
     { log "build of $v failed (see $dir/*.log)"; exit 1; }
-  g++ -O2 -std=c++17 $extra_cpp -I"$k" "$ROOT/bench/kyoto/kcbench.cc" -o "$dir/kcbench" -L"$k" \
+  g++ -O2 $SAN_FLAGS -std=c++17 $extra_cpp -I"$k" "$ROOT/bench/kyoto/kcbench.cc" -o "$dir/kcbench" -L"$k" \
     -lkyotocabinet $extra_libs -lz -lpthread -Wl,-rpath,"$k" ||
     { log "kcbench for $v failed to build"; exit 1; }
   touch "$stamp"
@@ -125,6 +144,26 @@ kctest() {
   log "kccachetest order, queue, wicked and tran pass on $v ($runs runs, 1 to 8 threads)"
 }
 
+if [ "$TSAN" = 1 ]; then
+  K=$(build rlu-tsan "$ROOT/patches/kyoto-rlu.patch")
+  printf 'race:g_rnd_x\nrace:g_rnd_y\nrace:g_rnd_z\nrace:g_rnd_w\n' > "$WORK/tsan.supp"
+  runs=0
+  for th in 2 4; do
+    for t in "order -th $th -rnd -etc -tran 5000" "queue -th $th -it 2 -rnd 5000" \
+      "wicked -th $th -it 2 -tc -capcnt 500 5000" "tran -th $th -it 2 -tc 5000"; do
+      # shellcheck disable=SC2086
+      if ! (cd "$K" && LD_LIBRARY_PATH=$K TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$WORK/tsan.supp" \
+            ./kccachetest $t >"$WORK/kccachetest-tsan.log" 2>&1); then
+        log "FAILED under ThreadSanitizer: kccachetest $t (log: $WORK/kccachetest-tsan.log, its end:)"
+        tail -n 40 "$WORK/kccachetest-tsan.log" >&2
+        exit 1
+      fi
+      runs=$((runs + 1))
+    done
+  done
+  log "kccachetest order, queue, wicked and tran pass on rlu under ThreadSanitizer ($runs runs, 2 and 4 threads, no report)"
+  exit 0
+fi
 STOCK=$(build stock)
 RLU_PATCH=$ROOT/patches/kyoto-rlu.patch
 RLUK=""
@@ -134,6 +173,7 @@ case ",$IMPLS," in *,rlu,*)
 esac
 kctest "$STOCK" stock
 [ -n "$RLUK" ] && kctest "$RLUK" rlu
+[ "$TESTS_ONLY" = 1 ] && exit 0
 
 echo "# kyoto-rlu.sh: Kyoto Cabinet 1.2.79 CacheDB, RLU paper Fig. 12 workload"
 echo "# machine: $(uname -srm), $(nproc) CPUs, $(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo)"

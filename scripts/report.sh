@@ -8,6 +8,8 @@
 #   instructions.csv callgrind instructions per lock+unlock pair
 #   *.png            one plot per figure, shaped like the paper's
 #   realprogs.*      db_bench and kccachetest, stock vs libreadmostly-preload.so
+#   kyoto.*          Kyoto Cabinet's CacheDB stock, preloaded and on RLU
+#                    (scripts/kyoto-rlu.sh; builds Kyoto from Debian's source)
 #   run.txt          mode, times and what the quiet-machine checks saw
 #
 #   scripts/report.sh [--quick] [--strict] [--out DIR]
@@ -288,6 +290,7 @@ SETS=$(pick harris harris-hp rcu-set urcu-set rlu rlu-defer rlu-coarse)
 STRESS=$(pick rcu-set urcu-set rlu rlu-defer)
 CIT=$(pick rcu-citrus rlu-citrus)
 DL=$(pick urcu-dlist rlu-dlist)
+KY=stock,preload,preload-prwlock,rlu  # scripts/kyoto-rlu.sh
 RH=$(pick rcu urcu-memb urcu-qsbr)
 # The RLU paper's resizable table (Fig. 6): RCU's rcu_hash.h on ours and on
 # liburcu's memb flavour, RLU's rlu_rhash.h, and RLU with 10 % updates.
@@ -342,6 +345,21 @@ run_realprogs() {
       echo; echo "scripts/realprogs.sh failed; run it alone to see the failing command."; } > "$OUT/realprogs.md"
   fi
 }
+# Kyoto Cabinet's CacheDB stock, preloaded and on RLU (RLU paper Fig. 12).
+# The script builds Kyoto from Debian's source (cached in build-kyoto/) and
+# runs kccachetest on both builds before measuring; a failure is reported
+# as a FAIL row, not hidden.
+run_kyoto() {
+  local q=()
+  [ "$QUICK" = 1 ] && q=(--quick)
+  rm -f "$OUT/kyoto.md"
+  if ! scripts/kyoto-rlu.sh "${q[@]}" > "$OUT/kyoto.csv" 2> "$OUT/kyoto.log"; then
+    { echo "| kyoto: Kyoto builds, kccachetest and benchmark runs succeed | failed | success | FAIL |"; } > "$OUT/kyoto.md"
+    echo "report: scripts/kyoto-rlu.sh failed (its messages: $OUT/kyoto.log)" >&2
+    # Keep the rows it printed before failing, if any.
+    grep -q '^kyoto,' "$OUT/kyoto.csv" 2>/dev/null || rm -f "$OUT/kyoto.csv"
+  fi
+}
 # Instructions per pair under callgrind: run N1 and N2 pairs, take the
 # difference, so start-up and set-up cancel out.
 run_callgrind() {
@@ -369,6 +387,11 @@ if [ -z "$RENDER" ]; then
   nU=$(count "$RCU"); nSet=$(count "$SETS"); nCit=$(count "$CIT"); nDl=$(count "$DL"); nRH=$(count "$RH"); nRR=$(count "$RR")
   est() { awk -v n="$1" -v d="$2" 'BEGIN{ printf "%d", n * (d + 0.02) + 1 }'; }
   if [ "$QUICK" = 1 ]; then RP_PLAN=45; else RP_PLAN=600; fi
+  # kyoto: its runs (4 implementations x 3 thread counts x 2 mutation rates
+  # x reps, each loading the records first) and kccachetest on both builds;
+  # the first run also builds Kyoto twice (about 3 minutes, then cached).
+  if [ "$QUICK" = 1 ]; then KY_PLAN=150; else KY_PLAN=420; fi
+  ls build-kyoto/stock/.built-* >/dev/null 2>&1 || KY_PLAN=$((KY_PLAN + 180))
   plan "quiet check" 2
   plan latency "$(est $((nL * 3 * R)) "$DL")"
   plan readers "$(est $((nL * 3 * R)) "$D")"
@@ -395,6 +418,7 @@ if [ -z "$RENDER" ]; then
   plan citrus "$(est $((nCit * 3 * 3 * R)) "$D")"
   plan dlist "$(est $((nDl * 3 * 2 * R)) "$D")"
   plan "real programs" "$RP_PLAN"
+  plan kyoto "$KY_PLAN"
   plan "instruction counts" 15
   plan "plots and REPORT.md" 8
   step "quiet check" quiet_spin "before the measurements"
@@ -430,7 +454,7 @@ if [ -z "$RENDER" ]; then
   # that was left (at most 10x here).
   for i in "${!STEP_NAMES[@]}"; do
     case ${STEP_NAMES[i]} in
-    "real programs"|"instruction counts")
+    "real programs"|kyoto|"instruction counts")
       STEP_PLAN[i]=$(awk -v p="${STEP_PLAN[i]}" -v u="$OTHERS_USED" -v n="$NCPU" \
         'BEGIN{ f = 1; if (u >= 0.2) { l = n - u; if (l < 0.2) l = 0.2; f = n / l; if (f > 10) f = 10 }; printf "%d", p * f }') ;;
     esac
@@ -438,6 +462,7 @@ if [ -z "$RENDER" ]; then
   echo "report: suite took $(mmss $(( $(date +%s) - T_START )))"
   others_begin
   step "real programs" run_realprogs
+  step kyoto run_kyoto
   others_end "during the real programs"
   quiet_warn_now
   step "instruction counts" run_callgrind
@@ -445,7 +470,7 @@ if [ -z "$RENDER" ]; then
   # All rows in one file, the machine description once.
   { grep '^#' "$OUT/latency.csv"; echo "experiment,impl,threads,param,rep,metric,value,unit";
     for f in latency readers alternator interference test_rwlock rwbench hashtable cs_efficiency writer_freq sleepers wakeup \
-             rcu_read grace_period rcu_batch rcu_hash rlu_resize rlu_read rlu_list rlu_hash rlu_stress citrus dlist; do
+             rcu_read grace_period rcu_batch rcu_hash rlu_resize rlu_read rlu_list rlu_hash rlu_stress citrus dlist kyoto; do
       [ -f "$OUT/$f.csv" ] || continue
       grep -v -e '^#' -e '^experiment,' "$OUT/$f.csv"; done; } > "$OUT/results.csv"
   echo "finished: $(date -u '+%Y-%m-%d %H:%M:%S UTC')" >> "$OUT/run.txt"
@@ -594,6 +619,7 @@ render_plots() {
   plot_threads citrus ops_per_sec "update=20" "citrus (RLU Fig. 8): 100 000 keys, 20 % updates" "operations/s" "$OUT/citrus.png" "$CIT"
   plot_threads rlu_resize lookups_per_sec "mode=resizing" "rlu_resize (RLU Fig. 6): 65 536 keys, 8192 <-> 16 384 buckets, resizing" "lookups/s" "$OUT/rlu_resize.png" "$RR"
   plot_threads dlist ops_per_sec "update=0.1" "dlist (RLU Fig. 9): 1000 entries, 0.1 % updates" "operations/s" "$OUT/dlist.png" "$DL"
+  [ -f "$OUT/kyoto.csv" ] && plot_threads kyoto ops_per_sec "mutations=10" "kyoto (RLU Fig. 12): Kyoto Cabinet CacheDB, 10 % mutations" "operations/s" "$OUT/kyoto.png" "$KY"
   plot_param rcu_batch updates_per_sec 1 "rcu_batch (FCP Fig. 22): updates per grace period B, 1 busy reader" "batch B" "updates/s" "$OUT/rcu_batch.png" "$RCU" batch 1
   for t in 2 4; do
     awk -F, -v t=$t '$1=="interference" && $5=="ratio" && $3==t {sub("locks=","",$4); print $4, $6}' "$M" | sort -n > "$OUT/interference-$t.dat"
@@ -741,6 +767,10 @@ fi
 if [ -n "$RR" ]; then
   check "rlu_resize: RLU lookups in the resizing table >= 0.8x RCU's (T=2: rlu / rcu)" "$(ratio "$(med rlu_resize rlu 2 mode=resizing lookups_per_sec)" "$(med rlu_resize rcu 2 mode=resizing lookups_per_sec)")" ">=" 0.8 ratio
 fi
+if [ -f "$OUT/kyoto.csv" ]; then
+  check "kyoto T=2, 10 %: rlu / stock" "$(ratio "$(med kyoto rlu 2 mutations=10 ops_per_sec)" "$(med kyoto stock 2 mutations=10 ops_per_sec)")" ">=" 1.5 ratio
+fi
+if [ -f "$OUT/kyoto.md" ]; then cat "$OUT/kyoto.md"; fi
 if [ -n "$DL" ]; then
   check "dlist T=2, 0.1 %: rlu-dlist / urcu-dlist" "$(ratio "$(med dlist rlu-dlist 2 update=0.1 ops_per_sec)" "$(med dlist urcu-dlist 2 update=0.1 ops_per_sec)")" ">=" 0.5 ratio
 fi
@@ -980,6 +1010,21 @@ for u in 0.1 1; do
   echo
 done
 img dlist.png dlist
+fi
+if [ -f "$OUT/kyoto.csv" ]; then
+echo "## Kyoto Cabinet CacheDB on RLU (kyoto, RLU Fig. 12; random set, add, remove, get; operations/s)"
+echo
+echo "stock: Kyoto as released (one global reader-writer lock per operation, a lock per slot);"
+echo "preload and preload-prwlock: the same binary under libreadmostly-preload.so (BRAVO, prwlock);"
+echo "rlu: patches/kyoto-rlu.patch (operations as RLU sections, slot locks serialize writers)."
+echo "$(grep -h '^# records' "$OUT/kyoto.csv" | sed 's/^# *//')."
+echo
+for u in 2 10; do
+  echo "mutations $u %:"; echo
+  table_threads kyoto ops_per_sec "mutations=$u" rate "$KY" 1 2 4
+  echo
+done
+img kyoto.png kyoto
 fi
 if [ -n "$RH" ]; then
 echo "## Resizable RCU hash table (rcu_hash, FCP Figs. 16-17; 65 536 keys, 8192 <-> 16 384 buckets)"
