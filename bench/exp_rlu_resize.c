@@ -8,6 +8,7 @@
  *   readmostly-bench rlu_resize [--impl rcu,urcu-memb,rlu,rlu-upd10]
  *                    [--threads 1,2] [--duration S] [--reps N] [--csv FILE]
  *                    [--param mode=8k|16k|resizing|all] [--param items=65536]
+ *                    [--param batch=1]
  *
  *   mode=8k        2^13 buckets, no resizes (the paper's "8K" curves)
  *   mode=16k       2^14 buckets, no resizes ("16K")
@@ -28,6 +29,8 @@
  *              the add skipped when another thread has the key out);
  *              the RCU table serializes writers with resizes, so only RLU
  *              runs this variant
+ * batch=K (RLU rows only; rm_rlu_rhash_set_batch): K bucket pairs per
+ * resize section instead of the paper's 1; rows then say ";batch=K".
  * Nodes: one allocation per key in both tables (malloc for RCU's,
  * rm_rlu_alloc for RLU's), keys inserted in ascending order.
  * Every lookup is one read-side section (RLU: one RLU section) on a random
@@ -203,7 +206,7 @@ static void rr_free_node(struct rm_rcu_hash_node *n, void *arg) {
 
 /* ---- one measurement ------------------------------------------------------------ */
 static void rr_measure(const struct bench_sel *sel, int nthreads, int mode, int rep,
-                       uint64_t items) {
+                       uint64_t items, uint64_t batch) {
   static const char *const pars[] = {"mode=8k", "mode=16k", "mode=resizing"};
   size_t buckets = mode == 1 ? RR_LARGE : RR_SMALL;
   bool resizing = mode == 2, rcu = sel->idx == RR_RCU || sel->idx == RR_URCU_MEMB;
@@ -236,6 +239,7 @@ static void rr_measure(const struct bench_sel *sel, int nthreads, int mode, int 
     r->rh = rm_rlu_rhash_create(buckets, false);
     rm_rlu_ctx *self = rm_rlu_thread_register();
     if (!r->rh || !self) bench_fatal("out of memory");
+    rm_rlu_rhash_set_batch(r->rh, (size_t)batch);
     for (uint64_t k = 0; k < items; k++)
       if (rm_rlu_rhash_add(self, r->rh, k) != 1) bench_fatal("rlu_resize: add failed");
     rm_rlu_thread_unregister(self);
@@ -261,7 +265,14 @@ static void rr_measure(const struct bench_sel *sel, int nthreads, int mode, int 
   if (misses)
     bench_fatal("rlu_resize: %s: %llu lookups of present keys missed", sel->name,
                 (unsigned long long)misses);
+  /* The param column is mode=... alone for the paper's batch of 1 (the
+   * report reads it so), ";batch=K" added otherwise (RLU rows). */
+  char parb[64];
   const char *par = pars[mode], *name = sel->name;
+  if (batch != 1 && !rcu) {
+    snprintf(parb, sizeof parb, "%s;batch=%llu", pars[mode], (unsigned long long)batch);
+    par = parb;
+  }
   emit(name, nthreads, par, rep, "lookups_per_sec", (double)lookups / secs, "ops/s");
   emit(name, nthreads, par, rep, "resizes_per_sec", (double)r->resizes / secs, "1/s");
   if (resizing && r->all_resizes)
@@ -280,14 +291,14 @@ static void rr_measure(const struct bench_sel *sel, int nthreads, int mode, int 
 
 static void exp_rlu_resize(const struct bench_exp *e) {
   (void)e;
-  uint64_t items = bench_param_uint("items");
+  uint64_t items = bench_param_uint("items"), batch = bench_param_uint("batch");
   const char *m = bench_param("mode");
   static const char *const modes[] = {"8k", "16k", "resizing"};
   for (int mode = 0; mode < 3; mode++) {
     if (strcmp(m, "all") != 0 && strcmp(m, modes[mode]) != 0) continue;
     for (int ti = 0; ti < O.nthreads; ti++)
       for (int rep = 1; rep <= O.reps; rep++)
-        for (int i = 0; i < O.nimpl; i++) rr_measure(&O.impl[i], O.threads[ti], mode, rep, items);
+        for (int i = 0; i < O.nimpl; i++) rr_measure(&O.impl[i], O.threads[ti], mode, rep, items, batch);
   }
 }
 
@@ -295,6 +306,8 @@ static const struct bench_param p_rlu_resize[] = {
     {"mode", BENCH_P_CHOICE, "all", 0, 0, "8k|16k|resizing|all",
      "8k / 16k: 2^13 / 2^14 buckets, no resizes; resizing: one more thread resizes 2^13 <-> 2^14"},
     {"items", BENCH_P_UINT, "65536", 1, 1ull << 32, NULL, "keys in the table"},
+    {"batch", BENCH_P_UINT, "1", 1, 8192, NULL,
+     "RLU: bucket pairs split or merged per resize section (1: the paper's one-shot per pair)"},
     BENCH_PARAM_END};
 
 static const struct bench_exp rlu_resize_exps[] = {

@@ -11,6 +11,7 @@
  *   r = rm_rlu_rhash_remove(self, h, 42);          // 1 removed, 0 absent, -ENOMEM
  *   r = rm_rlu_rhash_contains(self, h, 42);        // 1 or 0
  *   r = rm_rlu_rhash_resize(self, h, 16384);       // 0, EINVAL, ENOMEM
+ *   rm_rlu_rhash_set_batch(h, 64);                 // bucket pairs per resize section
  *   size_t nb = rm_rlu_rhash_buckets(self, h);     // the published size
  *   size_t n = rm_rlu_rhash_count(self, h);        // one section: a snapshot
  *   n = rm_rlu_rhash_size(h);                      // no section may run
@@ -75,6 +76,13 @@
  *   commit's synchronize waits for every section that could have read the
  *   old root, so after it (and rm_rlu_sync, for deferral) the old array
  *   and the old heads are unreachable and are freed at once.
+ *
+ *   Batches.  rm_rlu_rhash_set_batch(h, K) makes each resize section do K
+ *   consecutive steps (K bucket pairs split or merged, one commit and one
+ *   synchronize for all of them) instead of 1, the paper's.  A section
+ *   still sees every pair of a batch done or none of it; the price is a
+ *   bigger write-log per section, and, under the fine-grained flavor, a
+ *   conflict with any update of K pairs' buckets aborts the whole batch.
  *
  *   Resize, shrink (2m -> m).  The same with merges: for each new bucket
  *   j, one section locks old heads H_j and H_j+m, the new head N_j and the
@@ -220,6 +228,7 @@ struct rm_rlu_rhash_root {
 struct rm_rlu_rhash {
   struct rm_rlu_rhash_root *root; /* never changes */
   bool coarse;                    /* updates take RLU's writer lock */
+  size_t batch;                   /* bucket pairs per resize section (1) */
   pthread_mutex_t resize_mu;      /* one resize at a time */
 };
 
@@ -277,7 +286,15 @@ static inline struct rm_rlu_rhash *rm_rlu_rhash_create(size_t nbuckets, bool coa
   root->tab = t;
   h->root = root;
   h->coarse = coarse;
+  h->batch = 1;
   return h;
+}
+
+/* Bucket pairs split or merged per section of later resizes (0 is 1). */
+static inline void rm_rlu_rhash_set_batch(struct rm_rlu_rhash *h, size_t pairs) {
+  pthread_mutex_lock(&h->resize_mu);
+  h->batch = pairs ? pairs : 1;
+  pthread_mutex_unlock(&h->resize_mu);
 }
 
 /* Free every node, head and array.  No section may run on the table and no
@@ -480,15 +497,19 @@ static inline int rm_rlu_rhash_step_in_(rm_rlu_ctx *self, struct rm_rlu_rhash_ta
   return rm_rlu_rhash_split_in_(self, to->b[i], from->b[i], from->b[i + m], m, NULL);
 }
 
-/* Run step i (or its undo) until it commits; an error only for ENOMEM when
- * `persist` is false (undo steps persist: see ENOMEM in the middle). */
+/* Run steps i .. i+k-1 in one section (an undo: k is 1) until it commits;
+ * an error only for ENOMEM when not undoing (undo steps persist: see
+ * ENOMEM in the middle). */
 static inline int rm_rlu_rhash_step_(rm_rlu_ctx *self, struct rm_rlu_rhash *h,
                                      struct rm_rlu_rhash_tab *from, struct rm_rlu_rhash_tab *to,
-                                     size_t i, bool undo) {
+                                     size_t i, size_t k, bool undo) {
   for (;;) {
     rm_rlu_rhash_enter_update_(self, h);
-    int r = rm_rlu_rhash_step_in_(self, from, to, i, undo);
-    if (r == 0 && !undo && RM_RLU_RHASH_INJECT(i)) r = ENOMEM;
+    int r = 0;
+    for (size_t j = i; j < i + k && r == 0; j++) {
+      r = rm_rlu_rhash_step_in_(self, from, to, j, undo);
+      if (r == 0 && !undo && RM_RLU_RHASH_INJECT(j)) r = ENOMEM;
+    }
     if (r == 0) {
       rm_rlu_reader_unlock(self);
       return 0;
@@ -534,7 +555,11 @@ static inline int rm_rlu_rhash_resize_locked_(rm_rlu_ctx *self, struct rm_rlu_rh
   if (to == NULL) return ENOMEM;
   size_t steps = nbuckets < n ? nbuckets : n, done = 0;
   int err = 0;
-  while (done < steps && (err = rm_rlu_rhash_step_(self, h, from, to, done, false)) == 0) done++;
+  while (done < steps) {
+    size_t k = steps - done < h->batch ? steps - done : h->batch;
+    if ((err = rm_rlu_rhash_step_(self, h, from, to, done, k, false)) != 0) break;
+    done += k;
+  }
   if (err == 0) err = rm_rlu_rhash_publish_(self, h, to, steps);
   rm_rlu_sync(self); /* deferral: our sections written back */
   if (err == 0) {
@@ -547,7 +572,7 @@ static inline int rm_rlu_rhash_resize_locked_(rm_rlu_ctx *self, struct rm_rlu_rh
   /* ENOMEM: undo, newest first.  Each undo's commit waits for the sections
    * that could have followed a forwarding head into `to`; after the last
    * one nothing reaches `to`. */
-  while (done-- > 0) (void)rm_rlu_rhash_step_(self, h, from, to, done, true);
+  while (done-- > 0) (void)rm_rlu_rhash_step_(self, h, from, to, done, 1, true);
   rm_rlu_sync(self);
   rm_rlu_rhash_tab_free_(to);
   return err;

@@ -4,7 +4,7 @@
  *
  *   rlu_rhash_torture [--flavor fine|coarse] [--defer N] [--readers R]
  *                     [--writers W] [--buckets B] [--stable S] [--range K]
- *                     [--seconds T] [--min-resizes M] [--inject]
+ *                     [--seconds T] [--min-resizes M] [--batch K] [--inject]
  *
  * Oracle:
  *  (a) stable keys (inserted before the start, never removed) are found by
@@ -15,6 +15,7 @@
  *  (c) at the end the table holds exactly the stable keys and the keys the
  *      writers believe present (lookups, count in one section, and size);
  *  (d) a reader's count (one section) is never below S nor above S + W K.
+ * --batch K: K bucket pairs per resize section (rm_rlu_rhash_set_batch).
  * With --inject one resize in 4 fails with ENOMEM at a random step
  * (RM_RLU_RHASH_INJECT), so the undo runs under the same load; it must
  * leave the bucket count as it was.
@@ -40,7 +41,7 @@ static unsigned nreaders = 6, nwriters = 2;
 static size_t buckets = 64;
 static uint64_t nstable = 512, range = 256;
 static double seconds = 2;
-static unsigned defer, min_resizes = 2;
+static unsigned defer, min_resizes = 2, batch = 1;
 static bool coarse, do_inject;
 static atomic_int stop_flag;
 static atomic_ulong resizes, injected, writer_ops_min_done;
@@ -151,6 +152,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--range")) range = (uint64_t)atol(v);
     else if (!strcmp(a, "--seconds")) seconds = atof(v);
     else if (!strcmp(a, "--min-resizes")) min_resizes = (unsigned)atoi(v);
+    else if (!strcmp(a, "--batch")) batch = (unsigned)atoi(v);
     else goto usage;
   }
   if (nwriters < 1 || range < 1 || nstable < 1) goto usage;
@@ -165,6 +167,7 @@ int main(int argc, char **argv) {
   CHECK_EQ(rm_rlu_init(&o), 0);
   H = rm_rlu_rhash_create(buckets, coarse);
   CHECK(H != NULL);
+  rm_rlu_rhash_set_batch(H, batch);
   rm_rlu_ctx *self = rm_rlu_thread_register();
   CHECK(self != NULL);
   for (uint64_t i = 0; i < nstable; i++) CHECK_EQ(rm_rlu_rhash_add(self, H, STABLE_KEY(i)), 1);
@@ -218,7 +221,7 @@ int main(int argc, char **argv) {
   TEST_MAIN_END();
 usage:
   fprintf(stderr, "usage: rlu_rhash_torture [--flavor fine|coarse] [--defer N] [--readers R] "
-                  "[--writers W] [--buckets B] [--stable S] [--range K] [--seconds T] [--min-resizes M] "
+                  "[--writers W] [--buckets B] [--stable S] [--range K] [--seconds T] [--min-resizes M] [--batch K] "
                   "[--inject]\n");
   return 2;
 }

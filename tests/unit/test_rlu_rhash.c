@@ -7,7 +7,8 @@
  *  - ENOMEM, injected (RM_RLU_RHASH_INJECT): before the array is allocated,
  *    at a split of a grow, at a merge of a shrink, at the root's section:
  *    each leaves the size and every key as they were, and the next resize
- *    works.  And for real: a max_log_bytes that a bucket of 40 keys
+ *    works; the same with three bucket pairs per section
+ *    (rm_rlu_rhash_set_batch).  And for real: a max_log_bytes that a bucket of 40 keys
  *    exceeds makes the grow's split of that bucket fail, and the undo of
  *    the buckets already split restores the table.
  *  Under the fine-grained flavor, with deferral (limit 10), and the
@@ -159,6 +160,21 @@ static void contract(void) {
   check_set(self, h, have);
   CHECK_ERR(rm_rlu_rhash_resize(self, h, 4), 0);
   check_set(self, h, have);
+  /* Three bucket pairs per section: a failure inside the first batch
+   * (nothing committed) and inside the second (three steps undone). */
+  rm_rlu_rhash_set_batch(h, 3);
+  for (size_t at = 2; at <= 4; at++) {
+    inject_at = at;
+    CHECK_ERR(rm_rlu_rhash_resize(self, h, 8), ENOMEM);
+    inject_at = (size_t)-2;
+    CHECK_EQ(rm_rlu_rhash_buckets(self, h), 4);
+    check_set(self, h, have);
+  }
+  CHECK_ERR(rm_rlu_rhash_resize(self, h, 8), 0);
+  check_set(self, h, have);
+  CHECK_ERR(rm_rlu_rhash_resize(self, h, 4), 0);
+  check_set(self, h, have);
+  rm_rlu_rhash_set_batch(h, 0); /* back to 1 */
 
   rm_rlu_thread_unregister(self);
   rm_rlu_rhash_destroy(h); /* keys left: LeakSanitizer checks the frees */
