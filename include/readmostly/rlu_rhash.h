@@ -77,18 +77,18 @@
  *   old root, so after it (and rm_rlu_sync, for deferral) the old array
  *   and the old heads are unreachable and are freed at once.
  *
+ *   Resize, shrink (2m -> m).  The same with merges: for each new bucket
+ *   j, one section locks old heads H_j and H_j+m, the new head N_j and the
+ *   last node of H_j's chain; N_j's chain becomes H_j's chain followed by
+ *   H_j+m's (the last node's next is set to H_j+m's first), both old heads
+ *   get empty chains and fwd = the new array.  Then the root, as for grow.
+ *
  *   Batches.  rm_rlu_rhash_set_batch(h, K) makes each resize section do K
  *   consecutive steps (K bucket pairs split or merged, one commit and one
  *   synchronize for all of them) instead of 1, the paper's.  A section
  *   still sees every pair of a batch done or none of it; the price is a
  *   bigger write-log per section, and, under the fine-grained flavor, a
  *   conflict with any update of K pairs' buckets aborts the whole batch.
- *
- *   Resize, shrink (2m -> m).  The same with merges: for each new bucket
- *   j, one section locks old heads H_j and H_j+m, the new head N_j and the
- *   last node of H_j's chain; N_j's chain becomes H_j's chain followed by
- *   H_j+m's (the last node's next is set to H_j+m's first), both old heads
- *   get empty chains and fwd = the new array.  Then the root, as for grow.
  *
  *   Why the locks suffice (the proof is in docs/rlu.md, "Resizable hash
  *   table").  RLU serializes two sections that lock a common object: the
