@@ -9,7 +9,7 @@ find_library(RM_URCU_MEMB_LIB urcu-memb)
 find_library(RM_URCU_COMMON_LIB urcu-common)
 
 add_executable(readmostly-bench harness.c locks.c exp_rwlock.c exp_fcp.c exp_rcu.c exp_citrus.c
-               exp_rlu.c exp_dlist.c exp_rcu_hash.c)
+               exp_rlu.c exp_dlist.c exp_rcu_hash.c exp_rlu_resize.c)
 target_link_libraries(readmostly-bench PRIVATE readmostly_static)
 target_include_directories(readmostly-bench PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 if(RM_BENCH_HAVE_CK)
@@ -72,7 +72,8 @@ set(RM_BENCH_SMOKE
   "rlu_hash|--threads|3|--param|update=20|--param|size=2000|--param|buckets=20"
   "rlu_stress|--threads|1,3|--param|size=500|--param|buckets=500"
   "rlu_read|--impl|rlu,rlu-fence,rcu,urcu-memb"
-  "dlist|--threads|1,3|--param|update=1,50|--param|size=100")
+  "dlist|--threads|1,3|--param|update=1,50|--param|size=100"
+  "rlu_resize|--threads|1,3|--param|mode=all|--param|items=4096")
 # An entry's name is its experiment, or EXPERIMENT:VARIANT.
 foreach(spec ${RM_BENCH_SMOKE})
   string(REPLACE "|" ";" args "${spec}")
@@ -113,7 +114,9 @@ set(RM_BENCH_REJECT
   "rlu_stress_update|unknown parameter 'update' for rlu_stress|rlu_stress|--param|update=50"
   "rlu_size_list|bad size=10,20 .a list where one value is wanted|rlu_hash|--param|size=10,20"
   "rlu_read_impl|unknown implementation 'rlu-defer' for rlu_read. valid: rlu,rlu-fence,rcu|rlu_read|--impl|rlu-defer"
-  "param_percent|bad update=0.1,101: want comma-separated percentages in .0, 100.|dlist|--param|update=0.1,101")
+  "param_percent|bad update=0.1,101: want comma-separated percentages in .0, 100.|dlist|--param|update=0.1,101"
+  "rlu_resize_mode|bad mode=32k: want one of 8k.16k.resizing.all|rlu_resize|--param|mode=32k"
+  "rlu_resize_impl|unknown implementation 'urcu-qsbr' for rlu_resize.*valid: rcu,urcu-memb,rlu,rlu-upd10|rlu_resize|--impl|urcu-qsbr")
 foreach(spec ${RM_BENCH_REJECT})
   string(REPLACE "|" ";" args "${spec}")
   list(GET args 0 name)

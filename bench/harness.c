@@ -37,6 +37,7 @@ static const struct bench_family *const families[] = {
     &bench_rlu_family,
     &bench_dlist_family,
     &bench_rcu_hash_family,
+    &bench_rlu_resize_family,
 };
 #define NFAMILIES (sizeof families / sizeof families[0])
 

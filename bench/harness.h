@@ -16,6 +16,8 @@
  *   exp_dlist.c   the RLU paper's kernel-list experiment (Fig. 9): a doubly
  *                 linked list on RLU against liburcu's RCU list
  *   exp_rcu_hash.c  rcu_hash: the resizable RCU hash table on each flavour
+ *   exp_rlu_resize.c  rlu_resize: the RLU paper's resizable hash table
+ *                 benchmark, RLU's table against RCU's
  *
  * A family exports one `const struct bench_family`: its experiments, each
  * with the implementation sets it accepts (--impl), the parameters it
@@ -122,7 +124,8 @@ struct bench_family {
   size_t n;
 };
 extern const struct bench_family bench_rwlock_family, bench_fcp_family, bench_rcu_family,
-    bench_citrus_family, bench_rlu_family, bench_dlist_family, bench_rcu_hash_family;
+    bench_citrus_family, bench_rlu_family, bench_dlist_family, bench_rcu_hash_family,
+    bench_rlu_resize_family;
 
 /* ---- options --------------------------------------------------------------- */
 struct opts {

@@ -272,7 +272,7 @@ if [ -z "$RENDER" ]; then
   avail=$($B list | sed -n 's/^implementations: //p')
 fi
 
-if [ "$QUICK" = 1 ]; then D=0.1; R=1; DL=0.05; else D=0.5; R=3; DL=0.3; fi
+if [ "$QUICK" = 1 ]; then D=0.1; R=1; DL=0.05; DR=0.1; RR_R=1; else D=0.5; R=3; DL=0.3; DR=0.3; RR_R=2; fi
 [ -n "$RENDER" ] && avail=$(awk -F, '!/^#/ && $1 != "experiment" {print $2}' "$OUT/results.csv" | sort -u | tr '\n' ' ')
 has() { case " $avail " in *" $1 "*) return 0;; esac; return 1; }
 pick() { local out=() i; for i in "$@"; do has "$i" && out+=("$i"); done; (IFS=,; echo "${out[*]}"); }
@@ -293,6 +293,9 @@ CIT=$(pick rcu-citrus rlu-citrus)
 DL=$(pick urcu-dlist rlu-dlist)
 KY=stock,preload,preload-prwlock,rlu  # scripts/kyoto-rlu.sh
 RH=$(pick rcu urcu-memb urcu-qsbr)
+# The RLU paper's resizable table (Fig. 6): RCU's rcu_hash.h on ours and on
+# liburcu's memb flavour, RLU's rlu_rhash.h, and RLU with 10 % updates.
+RR=$(pick rcu urcu-memb rlu rlu-upd10)
 SLP=$(pick prwlock pthread ck-brlock bravo-futex)
 count() { local IFS=,; set -- $1; echo $#; }
 
@@ -382,7 +385,7 @@ if [ -z "$RENDER" ]; then
   # thread start-up and set-up (measured: a full run's steps come within
   # 10 % of these).
   nL=$(count "$LAT"); nA=$(count "$ALL"); nR=$(count "$RW"); nC=$(count "$CSE"); nW=$(count "$WF"); nS=$(count "$SLP")
-  nU=$(count "$RCU"); nSet=$(count "$SETS"); nSt=$(count "$STRESS"); nRR=$(count "$RLUREAD"); nCit=$(count "$CIT"); nDl=$(count "$DL"); nRH=$(count "$RH")
+  nU=$(count "$RCU"); nSet=$(count "$SETS"); nSt=$(count "$STRESS"); nRlR=$(count "$RLUREAD"); nCit=$(count "$CIT"); nDl=$(count "$DL"); nRH=$(count "$RH"); nRR=$(count "$RR")
   est() { awk -v n="$1" -v d="$2" 'BEGIN{ printf "%d", n * (d + 0.02) + 1 }'; }
   if [ "$QUICK" = 1 ]; then RP_PLAN=45; else RP_PLAN=600; fi
   # kyoto: its runs (4 implementations x 3 thread counts x 2 mutation rates
@@ -406,7 +409,10 @@ if [ -z "$RENDER" ]; then
   plan grace_period "$(est $((nU * 9 * R)) "$DL")"
   plan rcu_batch "$(est $((nU * 5 * R)) "$D")"
   plan rcu_hash "$(est $((nRH * 2 * 2 * R)) "$D")"
-  plan rlu_read "$(est $((nRR * R)) "$D")"
+  # rlu_resize: short runs (DR s, 2 reps); in mode=resizing an RLU run
+  # also finishes the resize in progress at the stop (about 0.1-1 s).
+  plan rlu_resize "$(est $((nRR * 3 * 2 * RR_R + nRR * 2 * RR_R)) "$DR")"
+  plan rlu_read "$(est $((nRlR * R)) "$D")"
   plan rlu_list "$(est $((nSet * 3 * 3 * R)) "$D")"
   plan rlu_hash "$(est $((nSet * 3 * 2 * R)) "$D")"
   plan rlu_stress "$(est $((nSt * 2 * R)) "$D")"
@@ -434,6 +440,7 @@ if [ -z "$RENDER" ]; then
   step grace_period run_grace_period
   step rcu_batch run rcu_batch --impl "$RCU" --threads 1 --duration "$D" --reps "$R" --param batch=1,10,100,1000,10000
   step rcu_hash run rcu_hash --impl "$RH" --threads 1,2 --duration "$D" --reps "$R" --param mode=both
+  step rlu_resize run rlu_resize --impl "$RR" --threads 1,2 --duration "$DR" --reps "$RR_R" --param mode=all
   step rlu_read run rlu_read --impl "$RLUREAD" --duration "$D" --reps "$R"
   step rlu_list run rlu_list --impl "$SETS" --threads 1,2,4 --duration "$D" --reps "$R" --param update=2,20,40
   step rlu_hash run rlu_hash --impl "$SETS" --threads 1,2,4 --duration "$D" --reps "$R" --param update=2,20
@@ -464,7 +471,7 @@ if [ -z "$RENDER" ]; then
   # All rows in one file, the machine description once.
   { grep '^#' "$OUT/latency.csv"; echo "experiment,impl,threads,param,rep,metric,value,unit";
     for f in latency readers alternator interference test_rwlock rwbench hashtable cs_efficiency writer_freq sleepers wakeup \
-             rcu_read grace_period rcu_batch rcu_hash rlu_read rlu_list rlu_hash rlu_stress citrus dlist kyoto; do
+             rcu_read grace_period rcu_batch rcu_hash rlu_resize rlu_read rlu_list rlu_hash rlu_stress citrus dlist kyoto; do
       [ -f "$OUT/$f.csv" ] || continue
       grep -v -e '^#' -e '^experiment,' "$OUT/$f.csv"; done; } > "$OUT/results.csv"
   echo "finished: $(date -u '+%Y-%m-%d %H:%M:%S UTC')" >> "$OUT/run.txt"
@@ -611,6 +618,7 @@ render_plots() {
   plot_threads rlu_list ops_per_sec "update=20;size=1000" "rlu_list (RLU Fig. 4): 1000 keys, 20 % updates" "operations/s" "$OUT/rlu_list.png" "$SETS"
   plot_threads rlu_hash ops_per_sec "update=20;size=100000;buckets=1000" "rlu_hash (RLU Fig. 5): 1000 buckets, 100 keys each, 20 % updates" "operations/s" "$OUT/rlu_hash.png" "$SETS"
   plot_threads citrus ops_per_sec "update=20" "citrus (RLU Fig. 8): 100 000 keys, 20 % updates" "operations/s" "$OUT/citrus.png" "$CIT"
+  plot_threads rlu_resize lookups_per_sec "mode=resizing" "rlu_resize (RLU Fig. 6): 65 536 keys, 8192 <-> 16 384 buckets, resizing" "lookups/s" "$OUT/rlu_resize.png" "$RR"
   plot_threads dlist ops_per_sec "update=0.1" "dlist (RLU Fig. 9): 1000 entries, 0.1 % updates" "operations/s" "$OUT/dlist.png" "$DL"
   [ -f "$OUT/kyoto.csv" ] && plot_threads kyoto ops_per_sec "mutations=10" "kyoto (RLU Fig. 12): Kyoto Cabinet CacheDB, 10 % mutations" "operations/s" "$OUT/kyoto.png" "$KY"
   plot_param rcu_batch updates_per_sec 1 "rcu_batch (FCP Fig. 22): updates per grace period B, 1 busy reader" "batch B" "updates/s" "$OUT/rcu_batch.png" "$RCU" batch 1
@@ -756,6 +764,9 @@ if [ -n "$RCU" ]; then
 fi
 if [ -n "$CIT" ]; then
   check "citrus T=2, 20 %: rlu-citrus / rcu-citrus" "$(ratio "$(med citrus rlu-citrus 2 update=20 ops_per_sec)" "$(med citrus rcu-citrus 2 update=20 ops_per_sec)")" ">=" 0.9 ratio
+fi
+if [ -n "$RR" ]; then
+  check "rlu_resize: RLU lookups in the resizing table >= 0.8x RCU's (T=2: rlu / rcu)" "$(ratio "$(med rlu_resize rlu 2 mode=resizing lookups_per_sec)" "$(med rlu_resize rcu 2 mode=resizing lookups_per_sec)")" ">=" 0.8 ratio
 fi
 if [ -f "$OUT/kyoto.csv" ]; then
   check "kyoto T=2, 10 %: rlu / stock" "$(ratio "$(med kyoto rlu 2 mutations=10 ops_per_sec)" "$(med kyoto stock 2 mutations=10 ops_per_sec)")" ">=" 1.5 ratio
@@ -1025,6 +1036,21 @@ for t in 1 2; do for i in ${RH//,/ }; do
   echo "| $i | $t | $(hm rate rcu_hash "$i" $t mode=fixed lookups_per_sec) | $(hm rate rcu_hash "$i" $t mode=resizing lookups_per_sec) | $(hm rate rcu_hash "$i" $t mode=resizing resizes_per_sec) | $(hm ns rcu_hash "$i" $t mode=resizing resize_sync_p50_ns) / $(hm ns rcu_hash "$i" $t mode=resizing resize_sync_p99_ns) |"
 done; done
 echo
+fi
+if [ -n "$RR" ]; then
+echo "## Resizable hash table, RCU against RLU (rlu_resize, RLU Fig. 6; 65 536 keys)"
+echo
+echo "8k / 16k: 8192 / 16 384 buckets, no resizes; resizing: one more thread grows and shrinks the"
+echo "table between them (RCU: zip, column-wise unzip with a grace period per pass; RLU: each bucket"
+echo "pair split or merged in one section).  rlu-upd10: RLU with 10 % of operations updates."
+echo
+echo "| impl | T | lookups/s, 8k | lookups/s, 16k | lookups/s, resizing | resizes/s | ms per resize |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+for t in 1 2; do for i in ${RR//,/ }; do
+  echo "| $i | $t | $(hm rate rlu_resize "$i" $t mode=8k lookups_per_sec) | $(hm rate rlu_resize "$i" $t mode=16k lookups_per_sec) | $(hm rate rlu_resize "$i" $t mode=resizing lookups_per_sec) | $(hm rate rlu_resize "$i" $t mode=resizing resizes_per_sec) | $(hm num rlu_resize "$i" $t mode=resizing resize_ms) |"
+done; done
+echo
+img rlu_resize.png rlu_resize
 fi
 echo "## Reproduce"
 echo

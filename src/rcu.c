@@ -4,7 +4,7 @@
  *
  * Invariants:
  *  1. The RCU domain's records hold nothing but &rm_rcu_in_flight, and only
- *     while their thread is inside a read section (nest > 0).
+ *     while their thread is inside a read section (rm_rcu_read_ongoing()).
  *  2. gp_seq is even when no grace period runs and odd while one does; it
  *     changes only under gp_lock.  A caller that read gp_seq = s0 needs the
  *     end of a grace period that began after its read: gp_seq reaching
@@ -155,7 +155,7 @@ RM_API int rm_rcu_register_thread(void) {
 
 RM_API int rm_rcu_unregister_thread(void) {
   struct rm_rcu_thread *t = &rm_rcu_tls;
-  if (t->nest) {
+  if (rm_rcu_read_ongoing()) {
     RM_ASSERT(false, "rm_rcu_unregister_thread inside a read section");
     return EBUSY;
   }
@@ -171,8 +171,8 @@ RM_API int rm_rcu_unregister_thread(void) {
 
 RM_API void rm_rcu_thread_offline(void) {
   struct rm_rcu_thread *t = &rm_rcu_tls;
-  RM_ASSERT(t->nest == 0, "rm_rcu_thread_offline inside a read section");
-  if (t->nest || t->rec == &rm_rcu_unregistered) return;
+  RM_ASSERT(!rm_rcu_read_ongoing(), "rm_rcu_thread_offline inside a read section");
+  if (rm_rcu_read_ongoing() || t->rec == &rm_rcu_unregistered) return;
   go_offline(t->rec);
   t->offline_rec = t->rec;
   t->rec = &rm_rcu_unregistered;
@@ -188,7 +188,7 @@ RM_API void rm_rcu_thread_online(void) {
 
 RM_API void rm_rcu_quiescent_state(void) {
   struct rm_rcu_thread *t = &rm_rcu_tls;
-  if (t->nest == 0 && t->rec != &rm_rcu_unregistered) rm_fcp_report(dom, t->rec);
+  if (!rm_rcu_read_ongoing() && t->rec != &rm_rcu_unregistered) rm_fcp_report(dom, t->rec);
 }
 
 /* ---- grace periods ---------------------------------------------------------- */
@@ -216,7 +216,7 @@ static void run_grace_period(void) {
 
 RM_API int rm_rcu_synchronize(void) {
   struct rm_rcu_thread *t = &rm_rcu_tls;
-  if (RM_UNLIKELY(t->nest != 0)) {
+  if (RM_UNLIKELY(rm_rcu_read_ongoing())) {
     RM_ASSERT(false, "rm_rcu_synchronize inside a read section (it would wait for itself)");
     return EDEADLK;
   }
@@ -525,6 +525,7 @@ RM_API void rm_rcu_call(struct rm_rcu_head *head, void (*func)(struct rm_rcu_hea
   struct rm_rcu_thread *t = &rm_rcu_tls;
   struct rm_rcu_call_data *c = t->crd;
   bool per_cpu = false;
+  bool in_section = rm_rcu_read_ongoing();
   if (!c) {
     if (RM_UNLIKELY(rm_atomic_load_acquire(&crd_per_cpu) != NULL)) {
       /* Per-CPU objects: choose and push inside a read section, so that
@@ -537,7 +538,7 @@ RM_API void rm_rcu_call(struct rm_rcu_head *head, void (*func)(struct rm_rcu_hea
       c = rm_rcu_call_data_default();
     }
   }
-  if (RM_UNLIKELY(!worker_ensure(c)) && t->nest == (per_cpu ? 1u : 0u)) {
+  if (RM_UNLIKELY(!worker_ensure(c)) && !in_section) {
     if (per_cpu) rm_rcu_read_unlock();
     /* No worker, outside any section: a grace period here, then the
      * callback (never dropped). */
@@ -565,7 +566,7 @@ static void defer_run(struct rm_rcu_head *h) {
 }
 
 RM_API void rm_rcu_defer(void (*func)(void *p), void *p) {
-  RM_ASSERT(rm_rcu_tls.nest == 0, "rm_rcu_defer inside a read section (it may block)");
+  RM_ASSERT(!rm_rcu_read_ongoing(), "rm_rcu_defer inside a read section (it may block)");
   struct defer_node *n = (struct defer_node *)malloc(sizeof *n);
   if (!n) {
     rm_rcu_synchronize();
@@ -590,7 +591,7 @@ static void barrier_done(struct rm_rcu_head *h) {
 
 RM_API int rm_rcu_barrier(void) {
   struct rm_rcu_thread *t = &rm_rcu_tls;
-  if (t->nest || (t->state & RM_RCU_IN_CALLBACK)) {
+  if (rm_rcu_read_ongoing() || (t->state & RM_RCU_IN_CALLBACK)) {
     RM_ASSERT(false, "rm_rcu_barrier inside a read section or a callback");
     return EDEADLK;
   }

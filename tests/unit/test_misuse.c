@@ -406,6 +406,24 @@ static void rcu_unlock_unbalanced(void) {
   CHECK_ERR(rm_rcu_synchronize(), 0);
 }
 
+/* A registered thread: the check is the header's assertion (debug builds);
+ * release builds let it pass, and nothing changes. */
+static void rcu_unlock_unbalanced_registered(void) {
+  CHECK_ERR(rm_rcu_register_thread(), 0);
+  rm_rcu_read_lock();
+  rm_rcu_read_unlock();
+  rm_rcu_read_unlock();
+  CHECK(!rm_rcu_read_ongoing());
+  rm_rcu_read_lock();
+  rm_rcu_read_lock();
+  CHECK(rm_rcu_read_ongoing());
+  rm_rcu_read_unlock();
+  CHECK(rm_rcu_read_ongoing());
+  rm_rcu_read_unlock();
+  CHECK(!rm_rcu_read_ongoing());
+  CHECK_ERR(rm_rcu_synchronize(), 0);
+}
+
 static void *rlu_writer(void *arg) {
   long *o = (long *)arg;
   rm_rlu_ctx *w = rm_rlu_thread_register();
@@ -459,6 +477,7 @@ int main(void) {
   run_case("rcu.barrier.in-callback", IN_LIBRARY, rcu_barrier_in_callback);
   run_case("rlu.reader_unlock.outside", IN_LIBRARY, rlu_unlock_outside);
   run_case("rcu.read_unlock.unbalanced", IN_LIBRARY, rcu_unlock_unbalanced);
+  run_case("rcu.read_unlock.unbalanced-registered", IN_HEADER, rcu_unlock_unbalanced_registered);
   /* Timeouts are checked in every build: nothing aborts. */
   typed_timeouts();
   table_timeouts();
