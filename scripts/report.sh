@@ -290,7 +290,7 @@ SETS=$(pick harris harris-hp rcu-set urcu-set rlu rlu-fence rlu-defer rlu-coarse
 STRESS=$(pick rcu-set urcu-set rlu rlu-fence rlu-defer)
 RLUREAD=$(pick rlu rlu-fence rcu urcu-memb)
 CIT=$(pick rcu-citrus rlu-citrus)
-DL=$(pick urcu-dlist rlu-dlist)
+DLIST=$(pick urcu-dlist rlu-dlist)
 KY=stock,preload,preload-prwlock,rlu  # scripts/kyoto-rlu.sh
 RH=$(pick rcu urcu-memb urcu-qsbr)
 # The RLU paper's resizable table (Fig. 6): RCU's rcu_hash.h on ours and on
@@ -385,7 +385,7 @@ if [ -z "$RENDER" ]; then
   # thread start-up and set-up (measured: a full run's steps come within
   # 10 % of these).
   nL=$(count "$LAT"); nA=$(count "$ALL"); nR=$(count "$RW"); nC=$(count "$CSE"); nW=$(count "$WF"); nS=$(count "$SLP")
-  nU=$(count "$RCU"); nSet=$(count "$SETS"); nSt=$(count "$STRESS"); nRlR=$(count "$RLUREAD"); nCit=$(count "$CIT"); nDl=$(count "$DL"); nRH=$(count "$RH"); nRR=$(count "$RR")
+  nU=$(count "$RCU"); nSet=$(count "$SETS"); nSt=$(count "$STRESS"); nRlR=$(count "$RLUREAD"); nCit=$(count "$CIT"); nDl=$(count "$DLIST"); nRH=$(count "$RH"); nRR=$(count "$RR")
   est() { awk -v n="$1" -v d="$2" 'BEGIN{ printf "%d", n * (d + 0.02) + 1 }'; }
   if [ "$QUICK" = 1 ]; then RP_PLAN=45; else RP_PLAN=600; fi
   # kyoto: its runs (4 implementations x 3 thread counts x 2 mutation rates
@@ -446,7 +446,7 @@ if [ -z "$RENDER" ]; then
   step rlu_hash run rlu_hash --impl "$SETS" --threads 1,2,4 --duration "$D" --reps "$R" --param update=2,20
   step rlu_stress run rlu_stress --impl "$STRESS" --threads 1,2 --duration "$D" --reps "$R"
   step citrus run citrus --impl "$CIT" --threads 1,2,4 --duration "$D" --reps "$R" --param update=10,20,40
-  step dlist run dlist --impl "$DL" --threads 1,2,4 --duration "$D" --reps "$R" --param update=0.1,1
+  step dlist run dlist --impl "$DLIST" --threads 1,2,4 --duration "$D" --reps "$R" --param update=0.1,1
   others_end "during the benchmark suite"
   quiet_warn_now
   # The benchmarks run for the time they are given, but the real programs
@@ -619,7 +619,7 @@ render_plots() {
   plot_threads rlu_hash ops_per_sec "update=20;size=100000;buckets=1000" "rlu_hash (RLU Fig. 5): 1000 buckets, 100 keys each, 20 % updates" "operations/s" "$OUT/rlu_hash.png" "$SETS"
   plot_threads citrus ops_per_sec "update=20" "citrus (RLU Fig. 8): 100 000 keys, 20 % updates" "operations/s" "$OUT/citrus.png" "$CIT"
   plot_threads rlu_resize lookups_per_sec "mode=resizing" "rlu_resize (RLU Fig. 6): 65 536 keys, 8192 <-> 16 384 buckets, resizing" "lookups/s" "$OUT/rlu_resize.png" "$RR"
-  plot_threads dlist ops_per_sec "update=0.1" "dlist (RLU Fig. 9): 1000 entries, 0.1 % updates" "operations/s" "$OUT/dlist.png" "$DL"
+  plot_threads dlist ops_per_sec "update=0.1" "dlist (RLU Fig. 9): 1000 entries, 0.1 % updates" "operations/s" "$OUT/dlist.png" "$DLIST"
   [ -f "$OUT/kyoto.csv" ] && plot_threads kyoto ops_per_sec "mutations=10" "kyoto (RLU Fig. 12): Kyoto Cabinet CacheDB, 10 % mutations" "operations/s" "$OUT/kyoto.png" "$KY"
   plot_param rcu_batch updates_per_sec 1 "rcu_batch (FCP Fig. 22): updates per grace period B, 1 busy reader" "batch B" "updates/s" "$OUT/rcu_batch.png" "$RCU" batch 1
   for t in 2 4; do
@@ -772,7 +772,7 @@ if [ -f "$OUT/kyoto.csv" ]; then
   check "kyoto T=2, 10 %: rlu / stock" "$(ratio "$(med kyoto rlu 2 mutations=10 ops_per_sec)" "$(med kyoto stock 2 mutations=10 ops_per_sec)")" ">=" 1.5 ratio
 fi
 if [ -f "$OUT/kyoto.md" ]; then cat "$OUT/kyoto.md"; fi
-if [ -n "$DL" ]; then
+if [ -n "$DLIST" ]; then
   check "dlist T=2, 0.1 %: rlu-dlist / urcu-dlist" "$(ratio "$(med dlist rlu-dlist 2 update=0.1 ops_per_sec)" "$(med dlist urcu-dlist 2 update=0.1 ops_per_sec)")" ">=" 0.5 ratio
 fi
 local worst
@@ -1002,12 +1002,12 @@ echo "rlu-citrus statistics at T=2, 20 %: quiescence iterations $(hm num citrus 
 echo
 img citrus.png citrus
 fi
-if [ -n "$DL" ]; then
+if [ -n "$DLIST" ]; then
 echo "## Doubly linked list (dlist, RLU Fig. 9; 1000 entries, forward traversals; operations/s)"
 echo
 for u in 0.1 1; do
   echo "update $u %:"; echo
-  table_threads dlist ops_per_sec "update=$u" rate "$DL" 1 2 4
+  table_threads dlist ops_per_sec "update=$u" rate "$DLIST" 1 2 4
   echo
 done
 img dlist.png dlist
