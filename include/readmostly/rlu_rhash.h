@@ -37,12 +37,14 @@
  *   64-bit finalizer (rm_rlu_rhash_mix: xor-shift-multiply rounds with
  *   SplitMix64's constants), so sequential keys spread over all buckets.
  *
- *   Objects.  The table is three kinds of RLU objects (rm_rlu_alloc):
- *     the root   one per table: the pointer to the current bucket array
- *                (struct rm_rlu_rhash_tab: the mask and n head pointers,
- *                plain memory, never changed once built);
- *     a head     one per bucket: the first node of the chain, and `fwd`,
- *                NULL or the array that replaces the one holding the head;
+ *   Objects.  The table is three kinds of RLU objects:
+ *     the root   one per table (rm_rlu_alloc): the pointer to the current
+ *                bucket array (struct rm_rlu_rhash_tab: the mask, then the
+ *                n heads, one allocation, plain memory but for the heads);
+ *     a head     one per bucket, in its array, laid out with rlu.h's object
+ *                header before it (a lookup finds it by address, with no
+ *                pointer per bucket to load): the first node of the chain,
+ *                and `fwd`, NULL or the array that replaces this one;
  *     a node     one per key: the key and the next node.
  *   Every reader and writer starts from the root in its section, takes
  *   the head of its key's bucket, and, when that head's fwd is set, takes
@@ -211,11 +213,20 @@ struct rm_rlu_rhash_head {
   struct rm_rlu_rhash_tab *fwd; /* NULL, or the array replacing this head's */
 };
 
+/* A head as an RLU object laid out in its array (rlu.h's object header just
+ * before it), so that a lookup reaches it by address arithmetic rather than
+ * through a pointer per bucket (one dependent cache miss less), and an
+ * array with its heads is one allocation. */
+struct rm_rlu_rhash_slot_ {
+  struct rm_rlu_obj_hdr hdr;
+  struct rm_rlu_rhash_head head;
+};
+
 /* Plain memory: written by the resizer before anything can reach it, then
  * never changed until it is freed. */
 struct rm_rlu_rhash_tab {
   size_t mask;                    /* buckets - 1 */
-  struct rm_rlu_rhash_head **b;   /* the heads, in the same allocation, after
+  struct rm_rlu_rhash_slot_ *b;   /* the heads, in the same allocation, after
                                      this struct (no flexible array member:
                                      the header also compiles as C++) */
 };
@@ -245,32 +256,27 @@ static inline bool rm_rlu_rhash_size_ok_(size_t n) {
   return n >= 1 && n <= RM_RLU_RHASH_MAX_BUCKETS && (n & (n - 1)) == 0;
 }
 
-/* A new array of n heads, all empty; NULL on ENOMEM (nothing leaked). */
+/* Head i of array t. */
+#define RM_RLU_RHASH_B_(t, i) (&(t)->b[(i)].head)
+
+/* A new array of n heads, all empty; NULL on ENOMEM. */
 static inline struct rm_rlu_rhash_tab *rm_rlu_rhash_tab_new_(size_t n) {
   struct rm_rlu_rhash_tab *t =
-      (struct rm_rlu_rhash_tab *)malloc(sizeof *t + n * sizeof(struct rm_rlu_rhash_head *));
+      (struct rm_rlu_rhash_tab *)malloc(sizeof *t + n * sizeof(struct rm_rlu_rhash_slot_));
   if (t == NULL) return NULL;
   t->mask = n - 1;
-  t->b = (struct rm_rlu_rhash_head **)(void *)(t + 1);
+  t->b = (struct rm_rlu_rhash_slot_ *)(void *)(t + 1);
   for (size_t i = 0; i < n; i++) {
-    struct rm_rlu_rhash_head *hd = (struct rm_rlu_rhash_head *)rm_rlu_alloc(sizeof *hd);
-    if (hd == NULL) {
-      while (i-- > 0) rm_rlu_free(NULL, t->b[i]);
-      free(t);
-      return NULL;
-    }
-    hd->first = NULL;
-    hd->fwd = NULL;
-    t->b[i] = hd;
+    t->b[i].hdr.copy = NULL;
+    t->b[i].hdr.size = sizeof(struct rm_rlu_rhash_head);
+    t->b[i].head.first = NULL;
+    t->b[i].head.fwd = NULL;
   }
   return t;
 }
 
 /* Free an array and its heads (not the nodes); nothing may reach them. */
-static inline void rm_rlu_rhash_tab_free_(struct rm_rlu_rhash_tab *t) {
-  for (size_t i = 0; i <= t->mask; i++) rm_rlu_free(NULL, t->b[i]);
-  free(t);
-}
+static inline void rm_rlu_rhash_tab_free_(struct rm_rlu_rhash_tab *t) { free(t); }
 
 static inline struct rm_rlu_rhash *rm_rlu_rhash_create(size_t nbuckets, bool coarse) {
   if (!rm_rlu_rhash_size_ok_(nbuckets)) return errno = EINVAL, (struct rm_rlu_rhash *)NULL;
@@ -302,7 +308,7 @@ static inline void rm_rlu_rhash_set_batch(struct rm_rlu_rhash *h, size_t pairs) 
 static inline void rm_rlu_rhash_destroy(struct rm_rlu_rhash *h) {
   struct rm_rlu_rhash_tab *t = h->root->tab;
   for (size_t i = 0; i <= t->mask; i++) {
-    struct rm_rlu_rhash_node *n = t->b[i]->first;
+    struct rm_rlu_rhash_node *n = RM_RLU_RHASH_B_(t, i)->first;
     while (n != NULL) {
       struct rm_rlu_rhash_node *nx = n->next;
       rm_rlu_free(NULL, n);
@@ -321,11 +327,11 @@ static inline struct rm_rlu_rhash_head *rm_rlu_rhash_head_(rm_rlu_ctx *self,
                                                            struct rm_rlu_rhash *h, uint64_t hash) {
   struct rm_rlu_rhash_root *root = RM_RLU_DEREF(self, h->root);
   struct rm_rlu_rhash_tab *t = root->tab;
-  struct rm_rlu_rhash_head *hd = RM_RLU_DEREF(self, t->b[hash & t->mask]);
+  struct rm_rlu_rhash_head *hd = RM_RLU_DEREF(self, RM_RLU_RHASH_B_(t, hash & t->mask));
   while (hd->fwd != NULL) {
     RM_DEBUG_YIELD();
     t = hd->fwd;
-    hd = RM_RLU_DEREF(self, t->b[hash & t->mask]);
+    hd = RM_RLU_DEREF(self, RM_RLU_RHASH_B_(t, hash & t->mask));
   }
   return hd;
 }
@@ -489,12 +495,12 @@ static inline int rm_rlu_rhash_step_in_(rm_rlu_ctx *self, struct rm_rlu_rhash_ta
                                         struct rm_rlu_rhash_tab *to, size_t i, bool undo) {
   if (to->mask > from->mask) { /* grow: old bucket i -> new i, i + n */
     size_t n = from->mask + 1;
-    if (!undo) return rm_rlu_rhash_split_in_(self, from->b[i], to->b[i], to->b[i + n], n, to);
-    return rm_rlu_rhash_merge_in_(self, to->b[i], to->b[i + n], from->b[i], NULL);
+    if (!undo) return rm_rlu_rhash_split_in_(self, RM_RLU_RHASH_B_(from, i), RM_RLU_RHASH_B_(to, i), RM_RLU_RHASH_B_(to, i + n), n, to);
+    return rm_rlu_rhash_merge_in_(self, RM_RLU_RHASH_B_(to, i), RM_RLU_RHASH_B_(to, i + n), RM_RLU_RHASH_B_(from, i), NULL);
   }
   size_t m = to->mask + 1; /* shrink: old buckets i, i + m -> new i */
-  if (!undo) return rm_rlu_rhash_merge_in_(self, from->b[i], from->b[i + m], to->b[i], to);
-  return rm_rlu_rhash_split_in_(self, to->b[i], from->b[i], from->b[i + m], m, NULL);
+  if (!undo) return rm_rlu_rhash_merge_in_(self, RM_RLU_RHASH_B_(from, i), RM_RLU_RHASH_B_(from, i + m), RM_RLU_RHASH_B_(to, i), to);
+  return rm_rlu_rhash_split_in_(self, RM_RLU_RHASH_B_(to, i), RM_RLU_RHASH_B_(from, i), RM_RLU_RHASH_B_(from, i + m), m, NULL);
 }
 
 /* Run steps i .. i+k-1 in one section (an undo: k is 1) until it commits;
@@ -615,15 +621,15 @@ static inline size_t rm_rlu_rhash_count(rm_rlu_ctx *self, struct rm_rlu_rhash *h
   struct rm_rlu_rhash_root *root = RM_RLU_DEREF(self, h->root);
   struct rm_rlu_rhash_tab *t = root->tab;
   for (size_t i = 0; i <= t->mask; i++) {
-    struct rm_rlu_rhash_head *hd = RM_RLU_DEREF(self, t->b[i]);
+    struct rm_rlu_rhash_head *hd = RM_RLU_DEREF(self, RM_RLU_RHASH_B_(t, i));
     struct rm_rlu_rhash_tab *f = hd->fwd;
     if (f == NULL) {
       n += rm_rlu_rhash_chain_len_(self, hd);
     } else if (f->mask > t->mask) {
-      n += rm_rlu_rhash_chain_len_(self, RM_RLU_DEREF(self, f->b[i]));
-      n += rm_rlu_rhash_chain_len_(self, RM_RLU_DEREF(self, f->b[i + t->mask + 1]));
+      n += rm_rlu_rhash_chain_len_(self, RM_RLU_DEREF(self, RM_RLU_RHASH_B_(f, i)));
+      n += rm_rlu_rhash_chain_len_(self, RM_RLU_DEREF(self, RM_RLU_RHASH_B_(f, i + t->mask + 1)));
     } else if (i <= f->mask) {
-      n += rm_rlu_rhash_chain_len_(self, RM_RLU_DEREF(self, f->b[i]));
+      n += rm_rlu_rhash_chain_len_(self, RM_RLU_DEREF(self, RM_RLU_RHASH_B_(f, i)));
     }
   }
   rm_rlu_reader_unlock(self);
@@ -636,7 +642,7 @@ static inline size_t rm_rlu_rhash_size(const struct rm_rlu_rhash *h) {
   const struct rm_rlu_rhash_tab *t = h->root->tab;
   size_t n = 0;
   for (size_t i = 0; i <= t->mask; i++)
-    for (const struct rm_rlu_rhash_node *p = t->b[i]->first; p != NULL; p = p->next) n++;
+    for (const struct rm_rlu_rhash_node *p = RM_RLU_RHASH_B_(t, i)->first; p != NULL; p = p->next) n++;
   return n;
 }
 
