@@ -22,9 +22,10 @@
 #                 it; its numbers are not for comparison
 #   --strict      exit 1 when an acceptance target is missed (MISS); without
 #                 it only a failure (FAIL: a real program failed under the
-#                 preload library) makes the exit status non-zero.  A MISS is
-#                 a target not met on this machine in this run, not a
-#                 failure of the software (the tests check behaviour)
+#                 preload library, or Kyoto's build or tests failed) makes
+#                 the exit status non-zero.  A MISS is a target not met on
+#                 this machine in this run, not a failure of the software
+#                 (the tests check behaviour)
 #   --out DIR     write the run into DIR instead (the latest link is left)
 #   --render DIR  redraw DIR's plots and REPORT.md from the CSV files in it
 #                 (no build, no measurement)
@@ -49,7 +50,8 @@ usage: scripts/report.sh [--quick] [--strict] [--out DIR]
   --render DIR  only redraw DIR's plots and REPORT.md from its CSV files
   -h, --help    this text
 A MISS is a target not met on this machine in this run, not a failure of the
-software; a FAIL (a real program failed under the preload library) exits 1.
+software; a FAIL (a real program failed under the preload library, or Kyoto's
+build or tests failed) exits 1.
 EOF
 }
 die_usage() { echo "report: $*" >&2; usage >&2; exit 2; }
@@ -728,7 +730,7 @@ echo "PASS: the target is met in this run. MISS: the target is not met on this m
 echo "run; it is not a failure of the software (the tests, \`scripts/test.sh\`, check behaviour)."
 echo "Some targets are the papers' results on larger machines and out of reach of 2 CPUs (the"
 echo "notes below and in the README say which); on a busy machine any of them can move."
-echo "FAIL: something did not work (a real program failed under the preload library)."
+echo "FAIL: something did not work (a real program failed under the preload library, or Kyoto Cabinet's build or kccachetest failed)."
 echo "\`scripts/report.sh --strict\` exits non-zero when a target is missed."
 echo
 echo "| check | measured | target | result |"
@@ -1123,7 +1125,7 @@ if [ -n "$(sed -n 's/^not quiet: //p' "$OUT/run.txt" 2>/dev/null)" ]; then
   echo "report: WARNING: the machine was not quiet during this run; REPORT.md says what was seen; its ratios are unreliable" >&2
 fi
 if [ "$NFAIL" -gt 0 ]; then
-  echo "report: $NFAIL FAIL: a real program failed under the preload library (REPORT.md)" >&2
+  echo "report: $NFAIL FAIL: a real program failed under the preload library, or Kyoto's build or tests (REPORT.md)" >&2
   exit 1
 fi
 if [ "$NMISS" -gt 0 ]; then
