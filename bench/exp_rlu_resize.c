@@ -23,7 +23,9 @@
  *              with a grace period per pass on grow
  *   urcu-memb  the same table on liburcu's memb flavour
  *   rlu        readmostly/rlu_rhash.h: one-shot split / merge of each bucket
- *              pair in one RLU section, fine-grained flavour, fenced entry
+ *              pair in one RLU section, fine-grained flavour, the
+ *              fence-free section entry (as `rlu` in the other RLU
+ *              experiments; fenced where membarrier is unavailable)
  *   rlu-upd10  the same, with 10 % of the T threads' operations updates (an
  *              update removes a random key and adds it back: two sections,
  *              the add skipped when another thread has the key out);
@@ -231,11 +233,12 @@ static void rr_measure(const struct bench_sel *sel, int nthreads, int mode, int 
     reader = ours ? rcu_rm_rr_reader : rcu_memb_rr_reader;
     resizer = ours ? rcu_rm_rr_resizer : rcu_memb_rr_resizer;
   } else {
-    /* Fine-grained, the paper's fenced section entry (docs/rlu.md's
-     * numbers were taken with it), statistics off.  No context is
-     * registered here. */
+    /* Fine-grained, the fence-free section entry (as the other RLU
+     * experiments' `rlu`; rm_rlu_init falls back to the fenced one without
+     * membarrier), statistics off.  No context is registered here. */
     struct rm_rlu_options o;
     memset(&o, 0, sizeof o);
+    o.fence_free = true;
     if (rm_rlu_init(&o) != 0) bench_fatal("rlu_resize: rm_rlu_init failed");
     r->rh = rm_rlu_rhash_create(buckets, false);
     rm_rlu_ctx *self = rm_rlu_thread_register();
