@@ -77,6 +77,7 @@ struct rr_run {
   struct rm_rcu_hash h;
   /* RLU table */
   struct rm_rlu_rhash *rh;
+  bool upd;              /* rlu-upd10: the lookup threads also update */
   /* the resizer's results */
   uint64_t resizes;      /* completed before the stop */
   uint64_t all_resizes;  /* completed */
@@ -135,31 +136,16 @@ RR_RCU_FLAVOR(rcu_rm)
 RR_RCU_FLAVOR(rcu_memb)
 
 /* ---- RLU ------------------------------------------------------------------------ */
-static void *rlu_rr_reader(void *a) {
-  struct tctx *c = (struct tctx *)a;
-  struct rr_run *r = (struct rr_run *)c->shared;
-  uint64_t s = c->seed, n = 0, miss = 0, items = r->items;
-  struct rm_rlu_rhash *rh = r->rh;
-  rm_rlu_ctx *self = rm_rlu_thread_register();
-  if (!self) bench_fatal("rlu_resize: rm_rlu_thread_register failed");
-  bench_ready();
-  wait_go();
-  do {
-    for (int i = 0; i < 64; i++) miss += !rm_rlu_rhash_contains(self, rh, prng(&s) % items);
-    n += 64;
-  } while (!stopped());
-  rm_rlu_thread_unregister(self);
-  c->count = n;
-  c->errors = miss;
-  return NULL;
-}
-
-/* 10 % updates: 32 random bits below 2^32 / 10. */
+/* 10 % updates (rlu-upd10): 32 random bits below 2^32 / 10. */
 #define RR_UPD_THRESH (UINT64_C(4294967296) / 10)
-static void *rlu_rr_updater(void *a) {
+/* A lookup thread; for rlu-upd10 also an updater.  Without updates a miss
+ * is an error (every key stays in the table); with them a key another
+ * thread has out for its update may be missing. */
+static void *rlu_rr_worker(void *a) {
   struct tctx *c = (struct tctx *)a;
   struct rr_run *r = (struct rr_run *)c->shared;
-  uint64_t s = c->seed, lookups = 0, updates = 0, items = r->items;
+  uint64_t s = c->seed, lookups = 0, updates = 0, miss = 0, items = r->items;
+  uint64_t thresh = r->upd ? RR_UPD_THRESH : 0;
   struct rm_rlu_rhash *rh = r->rh;
   rm_rlu_ctx *self = rm_rlu_thread_register();
   if (!self) bench_fatal("rlu_resize: rm_rlu_thread_register failed");
@@ -168,17 +154,17 @@ static void *rlu_rr_updater(void *a) {
   do {
     for (int i = 0; i < 64; i++) {
       uint64_t x = prng(&s), k = (x & 0xffffffffu) % items;
-      if ((x >> 32) < RR_UPD_THRESH) {
-        /* Remove and add back: the key count stays `items`. */
-        /* Another thread may have the key out for its own update (then
-         * our remove finds it absent and we skip); no one else can add it
-         * back while it is ours. */
+      if ((x >> 32) < thresh) {
+        /* Remove and add back: the key count stays `items`.  Another
+         * thread may have the key out for its own update (then our remove
+         * finds it absent and we skip); no one else can add it back while
+         * it is ours. */
         int rm = rm_rlu_rhash_remove(self, rh, k);
         if (rm < 0 || (rm == 1 && rm_rlu_rhash_add(self, rh, k) != 1))
           bench_fatal("rlu_resize: rlu-upd10: update of key %llu failed", (unsigned long long)k);
         updates++;
       } else {
-        c->sink += (uint64_t)rm_rlu_rhash_contains(self, rh, k);
+        miss += !rm_rlu_rhash_contains(self, rh, k);
         lookups++;
       }
     }
@@ -186,6 +172,7 @@ static void *rlu_rr_updater(void *a) {
   rm_rlu_thread_unregister(self);
   c->count = lookups;
   c->arg = updates;
+  if (!r->upd) c->errors = miss;
   return NULL;
 }
 
@@ -247,7 +234,8 @@ static void rr_measure(const struct bench_sel *sel, int nthreads, int mode, int 
     for (uint64_t k = 0; k < items; k++)
       if (rm_rlu_rhash_add(self, r->rh, k) != 1) bench_fatal("rlu_resize: add failed");
     rm_rlu_thread_unregister(self);
-    reader = sel->idx == RR_RLU_UPD10 ? rlu_rr_updater : rlu_rr_reader;
+    r->upd = sel->idx == RR_RLU_UPD10;
+    reader = rlu_rr_worker;
     resizer = rlu_rr_resizer;
   }
   int n = nthreads + resizing;

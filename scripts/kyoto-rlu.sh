@@ -22,11 +22,11 @@
 # after '#' lines describing the machine.  --quick: a run of a few minutes
 # (after the builds).  --tests-only: the builds and kccachetest (quick
 # sizes), no benchmark (CI runs this).  --tsan: the RLU build again with
-# ThreadSanitizer (Kyoto and readmostly both instrumented), and kccachetest
-# at 2 and 4 threads on it, any report failing the run (the only races
-# suppressed are those of kccachetest's own random number generator, the
-# globals g_rnd_*, which its threads share unsynchronized).  Exits non-zero if a build, a
-# kccachetest or a benchmark run fails.
+# ThreadSanitizer (Kyoto and readmostly both instrumented), and kccachetest's
+# 9 variants at 2 and 4 threads on it, any report failing the run (the only
+# races suppressed are those of kccachetest's own random number generator,
+# the globals g_rnd_*, which its threads share unsynchronized).  Exits
+# non-zero if a build, a kccachetest or a benchmark run fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -118,16 +118,16 @@ build() {
   echo "$k"
 }
 
-# Kyoto's own test program on a build: every mode, at 1, 2, 4 and 8 threads
-# (more threads than CPUs on purpose), sequential and random orders, with
-# compression (not for the random queue, whose cursor-heavy run takes half a
-# minute with it, stock or RLU) and with a record cap, must exit 0.  (tran is not run with a
-# cap: it compares against a second database that nothing evicts from, and
-# fails on the stock build too.)
+# kctest K V THREADS N: Kyoto's test program on build K (variant V): every
+# mode at each thread count in THREADS (more threads than CPUs on purpose),
+# N records, sequential and random orders, with compression (not for the
+# random queue, whose cursor-heavy run takes half a minute with it, stock or
+# RLU) and with a record cap; every run must exit 0.  (tran is not run with
+# a cap: it compares against a second database that nothing evicts from,
+# and fails on the stock build too.)
 kctest() {
-  local k=$1 v=$2 n=10000 runs=0 th t
-  [ "$QUICK" = 1 ] || n=50000
-  for th in 1 2 4 8; do
+  local k=$1 v=$2 ths=$3 n=$4 runs=0 th t
+  for th in $ths; do
     for t in "order -th $th $n" "order -th $th -rnd -etc -tran $n" "order -th $th -rnd -etc -capcnt $((n / 4)) $n" \
       "queue -th $th -it 4 $n" "queue -th $th -it 2 -rnd $n" \
       "wicked -th $th -it 4 $n" "wicked -th $th -it 2 -tc -capcnt $((n / 8)) $n" \
@@ -135,33 +135,21 @@ kctest() {
       # shellcheck disable=SC2086
       if ! (cd "$k" && LD_LIBRARY_PATH=$k ./kccachetest $t >"$WORK/kccachetest-$v.log" 2>&1); then
         log "FAILED on $v: kccachetest $t (log: $WORK/kccachetest-$v.log, its end:)"
-        tail -n 20 "$WORK/kccachetest-$v.log" >&2
+        tail -n 40 "$WORK/kccachetest-$v.log" >&2
         exit 1
       fi
       runs=$((runs + 1))
     done
   done
-  log "kccachetest order, queue, wicked and tran pass on $v ($runs runs, 1 to 8 threads)"
+  log "kccachetest order, queue, wicked and tran pass on $v ($runs runs, threads ${ths// /, })"
 }
 
 if [ "$TSAN" = 1 ]; then
   K=$(build rlu-tsan "$ROOT/patches/kyoto-rlu.patch")
   printf 'race:g_rnd_x\nrace:g_rnd_y\nrace:g_rnd_z\nrace:g_rnd_w\n' > "$WORK/tsan.supp"
-  runs=0
-  for th in 2 4; do
-    for t in "order -th $th -rnd -etc -tran 5000" "queue -th $th -it 2 -rnd 5000" \
-      "wicked -th $th -it 2 -tc -capcnt 500 5000" "tran -th $th -it 2 -tc 5000"; do
-      # shellcheck disable=SC2086
-      if ! (cd "$K" && LD_LIBRARY_PATH=$K TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$WORK/tsan.supp" \
-            ./kccachetest $t >"$WORK/kccachetest-tsan.log" 2>&1); then
-        log "FAILED under ThreadSanitizer: kccachetest $t (log: $WORK/kccachetest-tsan.log, its end:)"
-        tail -n 40 "$WORK/kccachetest-tsan.log" >&2
-        exit 1
-      fi
-      runs=$((runs + 1))
-    done
-  done
-  log "kccachetest order, queue, wicked and tran pass on rlu under ThreadSanitizer ($runs runs, 2 and 4 threads, no report)"
+  # Any report ends the run with status 66, which kctest reports.
+  export TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$WORK/tsan.supp"
+  kctest "$K" rlu-tsan "2 4" 5000
   exit 0
 fi
 STOCK=$(build stock)
@@ -171,8 +159,10 @@ case ",$IMPLS," in *,rlu,*)
   if [ -f "$RLU_PATCH" ]; then RLUK=$(build rlu "$RLU_PATCH")
   else log "no $RLU_PATCH: the rlu rows are left out"; fi ;;
 esac
-kctest "$STOCK" stock
-[ -n "$RLUK" ] && kctest "$RLUK" rlu
+N=10000
+[ "$QUICK" = 1 ] || N=50000
+kctest "$STOCK" stock "1 2 4 8" "$N"
+[ -n "$RLUK" ] && kctest "$RLUK" rlu "1 2 4 8" "$N"
 [ "$TESTS_ONLY" = 1 ] && exit 0
 
 echo "# kyoto-rlu.sh: Kyoto Cabinet 1.2.79 CacheDB, RLU paper Fig. 12 workload"

@@ -65,6 +65,17 @@ static void check_set(rm_rlu_ctx *self, struct rm_rlu_rhash *h, const bool *have
   CHECK_EQ(rm_rlu_rhash_size(h), n);
 }
 
+/* A resize of the 4-bucket table to `to` that fails at step `at`: ENOMEM,
+ * and the table keeps its size and keys. */
+static void fail_resize(rm_rlu_ctx *self, struct rm_rlu_rhash *h, size_t to, size_t at,
+                        const bool *have) {
+  inject_at = at;
+  CHECK_ERR(rm_rlu_rhash_resize(self, h, to), ENOMEM);
+  inject_at = (size_t)-2;
+  CHECK_EQ(rm_rlu_rhash_buckets(self, h), 4);
+  check_set(self, h, have);
+}
+
 static void contract(void) {
   errno = 0;
   CHECK(rm_rlu_rhash_create(0, false) == NULL);
@@ -141,21 +152,10 @@ static void contract(void) {
   /* Injected ENOMEM: allocation, a middle step, the last step, the root,
    * for a grow (4 -> 8: 4 steps) and a shrink (4 -> 2: 2 steps). */
   static const size_t at_grow[] = {SIZE_MAX, 0, 2, 3, 4};
-  for (size_t k = 0; k < sizeof at_grow / sizeof at_grow[0]; k++) {
-    inject_at = at_grow[k];
-    CHECK_ERR(rm_rlu_rhash_resize(self, h, 8), ENOMEM);
-    inject_at = (size_t)-2;
-    CHECK_EQ(rm_rlu_rhash_buckets(self, h), 4);
-    check_set(self, h, have);
-  }
+  for (size_t k = 0; k < sizeof at_grow / sizeof at_grow[0]; k++) fail_resize(self, h, 8, at_grow[k], have);
   static const size_t at_shrink[] = {SIZE_MAX, 0, 1, 2};
-  for (size_t k = 0; k < sizeof at_shrink / sizeof at_shrink[0]; k++) {
-    inject_at = at_shrink[k];
-    CHECK_ERR(rm_rlu_rhash_resize(self, h, 2), ENOMEM);
-    inject_at = (size_t)-2;
-    CHECK_EQ(rm_rlu_rhash_buckets(self, h), 4);
-    check_set(self, h, have);
-  }
+  for (size_t k = 0; k < sizeof at_shrink / sizeof at_shrink[0]; k++)
+    fail_resize(self, h, 2, at_shrink[k], have);
   CHECK_ERR(rm_rlu_rhash_resize(self, h, 8), 0);
   check_set(self, h, have);
   CHECK_ERR(rm_rlu_rhash_resize(self, h, 4), 0);
@@ -163,13 +163,7 @@ static void contract(void) {
   /* Three bucket pairs per section: a failure inside the first batch
    * (nothing committed) and inside the second (three steps undone). */
   rm_rlu_rhash_set_batch(h, 3);
-  for (size_t at = 2; at <= 4; at++) {
-    inject_at = at;
-    CHECK_ERR(rm_rlu_rhash_resize(self, h, 8), ENOMEM);
-    inject_at = (size_t)-2;
-    CHECK_EQ(rm_rlu_rhash_buckets(self, h), 4);
-    check_set(self, h, have);
-  }
+  for (size_t at = 2; at <= 4; at++) fail_resize(self, h, 8, at, have);
   CHECK_ERR(rm_rlu_rhash_resize(self, h, 8), 0);
   check_set(self, h, have);
   CHECK_ERR(rm_rlu_rhash_resize(self, h, 4), 0);
