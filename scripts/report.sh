@@ -552,53 +552,49 @@ yaxis() {
 # dat FILE EXP METRIC PARAM IMPL: "threads value" lines
 dat() { awk -F, -v e="$1" -v m="$2" -v p="$3" -v i="$4" \
           '$1==e && $5==m && $4==p && $2==i {print $3, $6}' "$M" | sort -n; }
+# draw PNG TITLE XLABEL YLABEL LOGX-LINE: one plot of the .dat files and
+# gnuplot clauses that the caller collected in DRAW_FILES and DRAW_CMD.
+draw() {
+  [ -n "$DRAW_CMD" ] || return 0
+  { echo "set terminal pngcairo size 900,600 noenhanced"
+    echo "set output '$1'"
+    echo "set title \"$2\""
+    echo "set xlabel '$3'"
+    echo "set ylabel '$4'"
+    echo "set key outside right"
+    echo "set grid"
+    [ -n "$5" ] && echo "$5"
+    yaxis "${DRAW_FILES[@]}"
+    echo "plot $DRAW_CMD"; } | gnuplot || echo "report: gnuplot could not draw $1" >&2
+}
+# add FILE IMPL: one line of the plot being collected (skipped when empty).
+draw_add() {
+  [ -s "$1" ] || return 0
+  DRAW_FILES+=("$1")
+  style "$2"
+  DRAW_CMD+="${DRAW_CMD:+, }'$1' using 1:2 with linespoints $STYLE title '$2'"
+}
 plot_threads() { # exp metric param title ylabel file impls
-  local e=$1 m=$2 p=$3 title=$4 yl=$5 png=$6 impls=$7 cmd="" i f files=()
-  style_init
+  local e=$1 m=$2 p=$3 title=$4 yl=$5 png=$6 impls=$7 i f
+  style_init; DRAW_FILES=(); DRAW_CMD=""
   for i in ${impls//,/ }; do
     f="$OUT/$e-$i${p:+-${p//[\/=]/_}}.dat"
     dat "$e" "$m" "$p" "$i" > "$f"
-    [ -s "$f" ] || continue
-    files+=("$f")
-    style "$i"
-    cmd+="${cmd:+, }'$f' using 1:2 with linespoints $STYLE title '$i'"
+    draw_add "$f" "$i"
   done
-  [ -n "$cmd" ] || return 0
-  { echo "set terminal pngcairo size 900,600 noenhanced"
-    echo "set output '$png'"
-    echo "set title \"$title\""
-    echo "set xlabel 'threads'"
-    echo "set ylabel '$yl'"
-    echo "set key outside right"
-    echo "set grid"
-    echo "set logscale x 2"
-    yaxis "${files[@]}"
-    echo "plot $cmd"; } | gnuplot || echo "report: gnuplot could not draw $png" >&2
+  draw "$png" "$title" threads "$yl" "set logscale x 2"
 }
 # FCP experiments: x is the parameter, not threads.
 plot_param() { # exp metric threads title xlabel ylabel file impls key logx [param-regex]
-  local e=$1 m=$2 t=$3 title=$4 xl=$5 yl=$6 png=$7 impls=$8 key=$9 lx=${10} pf=${11:-.} cmd="" i f files=()
-  style_init
+  local e=$1 m=$2 t=$3 title=$4 xl=$5 yl=$6 png=$7 impls=$8 key=$9 lx=${10} pf=${11:-.} i f
+  style_init; DRAW_FILES=(); DRAW_CMD=""
   for i in ${impls//,/ }; do
     f="$OUT/$e-$i-$m.dat"
     awk -F, -v e="$e" -v m="$m" -v t="$t" -v i="$i" -v k="$key" -v pf="$pf" \
       '$1==e && $5==m && $2==i && (t=="" || $3==t) && $4 ~ pf {v=$4; sub(k"=","",v); print v, $6}' "$M" | sort -n > "$f"
-    [ -s "$f" ] || continue
-    files+=("$f")
-    style "$i"
-    cmd+="${cmd:+, }'$f' using 1:2 with linespoints $STYLE title '$i'"
+    draw_add "$f" "$i"
   done
-  [ -n "$cmd" ] || return 0
-  { echo "set terminal pngcairo size 900,600 noenhanced"
-    echo "set output '$png'"
-    echo "set title \"$title\""
-    echo "set xlabel '$xl'"
-    echo "set ylabel '$yl'"
-    echo "set key outside right"
-    echo "set grid"
-    [ "$lx" = 1 ] && echo "set logscale x 10"
-    yaxis "${files[@]}"
-    echo "plot $cmd"; } | gnuplot || echo "report: gnuplot could not draw $png" >&2
+  draw "$png" "$title" "$xl" "$yl" "$([ "$lx" = 1 ] && echo "set logscale x 10")"
 }
 render_plots() {
   rm -f "$OUT"/*.png
