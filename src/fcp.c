@@ -24,7 +24,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-RM_API struct rm_fcp_domain rm_fcp_default = {.uid = 1};
+RM_API struct rm_fcp_domain rm_fcp_default = {.uid = 1, .gate = RM_FCP_GATE_CLOSED};
 /* passive: its own address, never NULL and never a lock.  Nothing writes
  * it: every path that finds it here claims a record or takes another way. */
 RM_API struct rm_fcp_reader rm_fcp_unregistered = {.passive = &rm_fcp_unregistered};
@@ -97,6 +97,15 @@ RM_API void rm_fcp_switch_to_fence(void) {
       return;
     }
   } while (!rm_atomic_cas_acq_rel(&rm_fcp_mode, &m, (m | RM_FCP_SWITCHED) & ~RM_FCP_NOFENCE));
+  /* Close every gate for good before the barrier (fcp.h, "The gate"): a
+   * reader that still finds its gate open loaded it before the barrier
+   * reached its CPU, like a reader that still read NOFENCE.  RMW after the
+   * mode's: rm_fcp_gate_open() that read NOFENCE before our CAS either
+   * opened the gate before this (we close it) or fails its CAS on SHUT. */
+  pthread_mutex_lock(&domains_lock);
+  for (struct rm_fcp_domain *d = domains; d; d = d->dnext)
+    __atomic_fetch_or(&d->gate, RM_FCP_GATE_CLOSED | RM_FCP_GATE_SHUT, __ATOMIC_SEQ_CST);
+  pthread_mutex_unlock(&domains_lock);
   if (rm_membarrier_available() && !barrier()) barrier_by_threads();
   rm_atomic_fetch_or_acq_rel(&rm_fcp_mode, RM_FCP_WRITERS_FENCE);
 }
@@ -380,6 +389,7 @@ RM_API int rm_fcp_domain_create(rm_fcp_domain_t **out) {
   struct rm_fcp_domain *d = (struct rm_fcp_domain *)aligned_alloc(RM_CACHE_SECTOR, sizeof *d);
   if (!d) return ENOMEM;
   memset(d, 0, sizeof *d);
+  d->gate = RM_FCP_GATE_CLOSED;
   pthread_mutex_lock(&domains_lock);
   d->uid = next_uid++;
   d->dnext = domains->dnext;
@@ -391,6 +401,7 @@ RM_API int rm_fcp_domain_create(rm_fcp_domain_t **out) {
 
 RM_API void rm_fcp_domain_init_static(struct rm_fcp_domain *d) {
   memset(d, 0, sizeof *d);
+  d->gate = RM_FCP_GATE_CLOSED;
   pthread_mutex_lock(&domains_lock);
   d->uid = next_uid++;
   d->dnext = domains->dnext;
@@ -571,6 +582,19 @@ RM_API uint64_t rm_fcp_begin(rm_fcp_domain_t *d) {
   rm_fence_store_load();
   RM_DEBUG_YIELD();
   return v;
+}
+
+/* Move the gate up to the current version, while the process is in
+ * membarrier mode (fcp.h, "The gate").  Acquire load of the mode: NOFENCE
+ * is set only after membarrier registration succeeded.  The CAS never
+ * clears SHUT (it expects a value without it) and never moves the gate
+ * back (a racing opener with a newer version wins or we retry). */
+RM_API void rm_fcp_gate_open(rm_fcp_domain_t *d) {
+  if (!(rm_atomic_load_acquire(&rm_fcp_mode) & RM_FCP_NOFENCE)) return;
+  uint64_t v = rm_atomic_load_acquire(&d->version);
+  uint64_t g = rm_atomic_load_relaxed(&d->gate);
+  while (!(g & RM_FCP_GATE_SHUT) && ((g & RM_FCP_GATE_CLOSED) || g < v))
+    if (rm_atomic_cas_acq_rel(&d->gate, &g, v)) break;
 }
 
 RM_API void rm_fcp_wake_writers(struct rm_fcp_reader *r) {

@@ -30,9 +30,16 @@
 #include <string.h>
 #include <unistd.h>
 
-/* `seen` of the stand-in record: never a version, so a read lock of a
- * thread that points here always takes its slow path.  Nothing writes it. */
-RM_API struct rm_fcp_reader rm_rcu_unregistered = {.seen = UINT64_MAX};
+/* The stand-in record of threads without one (not registered, offline),
+ * shared by all of them and in no domain.  Its `passive` starts as its own
+ * address (not NULL: a read lock goes to rm_rcu_read_lock_busy()); a
+ * misplaced unlock stores NULL there, and a lock that then finds NULL
+ * stores "in flight" (both relaxed atomics, harmless): such a lock finds
+ * `seen` (UINT64_MAX, never written, never a version) different from the
+ * gate and its slow path sees the stand-in.  rm_rcu_read_ongoing() never
+ * trusts its `passive`. */
+RM_API struct rm_fcp_reader rm_rcu_unregistered = {.passive = &rm_rcu_unregistered,
+                                                    .seen = UINT64_MAX};
 RM_API __thread struct rm_rcu_thread rm_rcu_tls
     __attribute__((tls_model("initial-exec"))) = {.rec = &rm_rcu_unregistered};
 RM_API const uint64_t rm_rcu_in_flight = 0x52435500u; /* its address is what counts */
@@ -52,9 +59,36 @@ static void fork_prepare(void);
 static void fork_parent(void);
 static void fork_child(void);
 
+/* Forget the thread's record (the record itself is released by the
+ * caller or the core) and free its nesting record (a later registration
+ * allocates one again). */
 static void tls_reset(struct rm_rcu_thread *t) {
+  struct rm_fcp_reader *n = t->nest_rec;
+  struct rm_rcu_call_data *crd = t->crd;
   memset(t, 0, sizeof *t);
   t->rec = &rm_rcu_unregistered;
+  t->crd = crd;
+  free(n);
+}
+
+/* The nesting record: in no domain, "in flight" whenever the inline code
+ * can see it, and its `seen` never a version (see rm_rcu_thread). */
+static bool nest_rec_ensure(struct rm_rcu_thread *t) {
+  if (t->nest_rec) return true;
+  struct rm_fcp_reader *n = (struct rm_fcp_reader *)aligned_alloc(RM_CACHE_SECTOR, sizeof *n);
+  if (!n) return false;
+  memset(n, 0, sizeof *n);
+  n->passive = &rm_rcu_in_flight;
+  n->seen = UINT64_MAX;
+  t->nest_rec = n;
+  return true;
+}
+
+/* The thread has record r from now on, outside any section. */
+static void tls_attach(struct rm_rcu_thread *t, struct rm_fcp_reader *r) {
+  t->own = r;
+  t->depth = 0;
+  t->rec = r;
 }
 
 static void thread_exit_hook(struct rm_fcp_reader *r) {
@@ -83,10 +117,16 @@ RM_API rm_fcp_domain_t *rm_rcu_domain(void) {
 
 static struct rm_fcp_reader *claim(void) {
   rm_fcp_domain_t *d = rm_rcu_domain();
+  if (!nest_rec_ensure(&rm_rcu_tls)) return NULL;
   /* The core claims a record, reports the current version and fences: a
    * synchronize that counted the record as free (seen == UINT64_MAX) before
    * the claim has its updates visible to every section we begin.  */
-  return rm_fcp_self_slowpath(d);
+  struct rm_fcp_reader *r = rm_fcp_self_slowpath(d);
+  /* The claim set the mode up (membarrier registration): open the gate,
+   * so that our sections take the fast path even if no grace period ever
+   * runs. */
+  rm_fcp_gate_open(d);
+  return r;
 }
 
 /* Leave the "never wait for me" state (invariant 3).  seen = 0 first
@@ -109,38 +149,105 @@ static void go_offline(struct rm_fcp_reader *r) {
   rm_atomic_store_release(&r->seen, UINT64_MAX);
 }
 
-/* The read lock's slow path: the version moved since this thread's last
- * report (store it, as the inline code would have), or the thread is
- * offline (come online) or not registered (register). */
-RM_API RM_NOINLINE struct rm_fcp_reader *rm_rcu_read_lock_slowpath(uint64_t v) {
-  struct rm_rcu_thread *t = &rm_rcu_tls;
-  struct rm_fcp_reader *r = t->rec;
-  if (RM_LIKELY(r != &rm_rcu_unregistered)) {
-    rm_atomic_store_release(&r->seen, v);
-    return r;
-  }
-  if (t->offline_rec) { /* a read lock while offline brings the thread online */
-    r = t->offline_rec;
+/* The read lock of a thread without a record: register it, or bring it
+ * back online.  Returns the record, outside any section. */
+static struct rm_fcp_reader *attach(struct rm_rcu_thread *t) {
+  struct rm_fcp_reader *r = t->offline_rec;
+  if (r) { /* a read lock while offline brings the thread online */
     come_online(r);
     t->offline_rec = NULL;
-    t->rec = r;
-    return r;
+  } else {
+    r = claim();
+    if (!r) {
+      fprintf(stderr, "readmostly: rcu_read_lock: cannot allocate this thread's RCU record "
+                      "(out of memory); call rm_rcu_register_thread() to get an error instead\n");
+      abort();
+    }
   }
-  r = claim();
-  if (!r) {
-    fprintf(stderr, "readmostly: rcu_read_lock: cannot allocate this thread's RCU record "
-                    "(out of memory); call rm_rcu_register_thread() to get an error instead\n");
-    abort();
-  }
-  t->rec = r;
+  tls_attach(t, r);
   return r;
 }
 
-RM_API void rm_rcu_unlock_misuse(void) {
+/* The read lock found `passive` not NULL: the thread is inside a section
+ * (a nested lock: count it, and point the inline code at the nesting
+ * record, which stays "in flight"), or r is the stand-in (get a record and
+ * return it, for the inline code to begin the section on). */
+RM_API RM_NOINLINE struct rm_fcp_reader *rm_rcu_read_lock_busy(struct rm_fcp_reader *r) {
+  struct rm_rcu_thread *t = &rm_rcu_tls;
+  if (r == &rm_rcu_unregistered) return attach(t);
+  RM_ASSERT(r == t->own || r == t->nest_rec, "rm_rcu_tls.rec %p is no record of this thread",
+            (void *)r);
+  t->depth++;
+  t->rec = t->nest_rec;
+  return NULL;
+}
+
+/* The read lock's slow path, inside the section (R1 is stored): the gate
+ * g differed from `seen`.
+ *
+ * On the stand-in (its `passive` was NULL after a misplaced unlock): get a
+ * record and begin the section on it, as the inline code would have.
+ *
+ * A closed gate means fence mode (or membarrier not set up yet): the fence
+ * orders R1 before the section's loads (Dekker with the writer's fence
+ * after its version bump).  An open one means membarrier mode: no fence,
+ * as on the fast path.
+ *
+ * Then report the version, although R1 is already stored: a synchronize
+ * that bumped the version to v and reads seen >= v does not wait for this
+ * record, which is sound because this section's loads all come after our
+ * acquire load of v (the body runs after we return), so they see every
+ * update made before that bump.  A synchronize parked on this record (for
+ * an earlier version) is woken as an unlock's report would wake it.
+ *
+ * A gate that lags the version (a grace period bumped it and has not
+ * opened the gate yet, or something bumped the version without opening
+ * it) is moved up, so that later sections find it equal again. */
+RM_API RM_NOINLINE void rm_rcu_read_lock_report(struct rm_fcp_reader *r, uint64_t g) {
+  struct rm_rcu_thread *t = &rm_rcu_tls;
+  if (RM_UNLIKELY(r == &rm_rcu_unregistered)) {
+    r = attach(t);
+    rm_atomic_store_relaxed(&r->passive, (const void *)&rm_rcu_in_flight); /* (R1) */
+    rm_compiler_barrier();
+    g = rm_atomic_load_relaxed(&rm_rcu_dom.gate);
+    if (g == rm_atomic_load_relaxed(&r->seen)) return;
+  }
+  RM_ASSERT(r == t->own, "read lock on record %p, not the thread's own %p", (void *)r,
+            (void *)t->own);
+  if (g & RM_FCP_GATE_CLOSED) rm_fence_store_load();
+  uint64_t v = rm_atomic_load_acquire(&rm_rcu_dom.version);
+  if (rm_atomic_load_relaxed(&r->seen) != v) {
+    rm_atomic_store_release(&r->seen, v);
+    if (rm_atomic_load_relaxed(&r->wake)) rm_fcp_wake_writers(r);
+  }
+  if (!(g & RM_FCP_GATE_CLOSED) && g < v) rm_fcp_gate_open(&rm_rcu_dom);
+}
+
+static void unlock_misuse(void) {
   RM_ASSERT(false, "rm_rcu_read_unlock without a matching rm_rcu_read_lock");
   static int said;
   if (!rm_atomic_xchg_acq_rel(&said, 1))
     fprintf(stderr, "readmostly: rcu_read_unlock without a matching rcu_read_lock (ignored)\n");
+}
+
+/* The read unlock's slow path (U1 is stored): `seen` differed from v.
+ *  - The thread's record: report v, exactly as rm_fcp_report() does (a
+ *    release store; wake a synchronize parked on the record).
+ *  - The nesting record: an inner section ends; make the record "in
+ *    flight" again, and when it was the last inner one, point the inline
+ *    code back at the thread's record (still in flight).
+ *  - The stand-in: an unlock without a lock (asserts in debug builds). */
+RM_API RM_NOINLINE void rm_rcu_read_unlock_report(struct rm_fcp_reader *r, uint64_t v) {
+  struct rm_rcu_thread *t = &rm_rcu_tls;
+  if (RM_LIKELY(r == t->own)) {
+    rm_atomic_store_release(&r->seen, v);
+    if (rm_atomic_load_relaxed(&r->wake)) rm_fcp_wake_writers(r);
+  } else if (r == t->nest_rec && r != NULL) {
+    rm_atomic_store_relaxed(&r->passive, (const void *)&rm_rcu_in_flight);
+    if (--t->depth == 0) t->rec = t->own;
+  } else {
+    unlock_misuse();
+  }
 }
 
 RM_API int rm_rcu_register_thread(void) {
@@ -148,7 +255,7 @@ RM_API int rm_rcu_register_thread(void) {
   if (t->rec == &rm_rcu_unregistered && !t->offline_rec) {
     struct rm_fcp_reader *r = claim();
     if (!r) return ENOMEM;
-    t->rec = r;
+    tls_attach(t, r);
   }
   return 0;
 }
@@ -163,9 +270,7 @@ RM_API int rm_rcu_unregister_thread(void) {
     int e = rm_fcp_domain_leave(rm_rcu_domain()); /* releases the record: seen = MAX */
     if (e) return e;
   }
-  struct rm_rcu_call_data *crd = t->crd;
   tls_reset(t);
-  t->crd = crd;
   return 0;
 }
 
@@ -176,13 +281,14 @@ RM_API void rm_rcu_thread_offline(void) {
   go_offline(t->rec);
   t->offline_rec = t->rec;
   t->rec = &rm_rcu_unregistered;
+  t->own = NULL;
 }
 
 RM_API void rm_rcu_thread_online(void) {
   struct rm_rcu_thread *t = &rm_rcu_tls;
   if (!t->offline_rec) return;
   come_online(t->offline_rec);
-  t->rec = t->offline_rec;
+  tls_attach(t, t->offline_rec);
   t->offline_rec = NULL;
 }
 
@@ -206,6 +312,9 @@ static void run_grace_period(void) {
    * done; if some have not reported, one membarrier, then wait only for
    * those still inside (spin, then park on the record's wake word). */
   uint64_t v = rm_fcp_begin(dom);
+  /* Readers compare the gate with their `seen`: moving it up to v sends
+   * each to report v once, at its next section (fcp.h, "The gate"). */
+  rm_fcp_gate_open(dom);
   rm_fcp_wait(dom, v, &rm_rcu_in_flight, NULL, RM_FCP_WAIT, CLOCK_MONOTONIC, NULL);
   /* Even: the acquire loads by which rm_fcp_wait concluded come before this
    * release, so a caller that reads the new value (acquire) has every

@@ -148,7 +148,7 @@ static struct {
   pthread_key_t key;
   uint32_t key_made;      /* key created (rm_rlu_alloc asks for the caller's context) */
   pthread_once_t key_once;
-  rm_fcp_domain_t *fcp;            /* fence-free entry: one FCP record per thread */
+  bool dom_ready;                   /* rm_rlu_dom is set up (under reg_lock) */
 } g = {
     .reg_lock = PTHREAD_MUTEX_INITIALIZER,
     .writer_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -158,6 +158,9 @@ static struct {
 
 /* The clock and the entry mode, read by every section entry (rlu.h). */
 RM_API struct rm_rlu_global rm_rlu_global;
+/* Closed until the fence-free entry is chosen and a thread registers in
+ * membarrier mode (rlu.h). */
+RM_API struct rm_fcp_domain rm_rlu_dom = {.gate = RM_FCP_GATE_CLOSED};
 
 #ifdef READMOSTLY_RLU_TEST_HOOKS
 RM_API void (*rm_rlu_test_hook)(enum rm_rlu_hook point, rm_rlu_ctx *self);
@@ -300,10 +303,14 @@ RM_API int rm_rlu_init(const struct rm_rlu_options *opt) {
   o.fence_free = false;
 #endif
   if (o.fence_free && !rm_membarrier_available()) o.fence_free = false;
-  if (o.fence_free && g.fcp == NULL && rm_fcp_domain_create(&g.fcp) != 0) {
-    pthread_mutex_unlock(&g.reg_lock);
-    return ENOMEM;
+  if (o.fence_free && !g.dom_ready) {
+    rm_fcp_domain_init_static(&rm_rlu_dom); /* closed until a thread registers */
+    g.dom_ready = true;
   }
+  /* No thread is registered (checked above), so no section runs: closing
+   * the gate here (it stays closed for the fenced entry) races with none.
+   * An RMW: it keeps a SHUT the switch to fence mode may have set. */
+  if (!o.fence_free) rm_atomic_fetch_or_acq_rel(&rm_rlu_dom.gate, RM_FCP_GATE_CLOSED);
   g.opt = o;
   rm_atomic_store_relaxed(&rm_rlu_global.fence_free, o.fence_free ? 1u : 0u);
   pthread_mutex_unlock(&g.reg_lock);
@@ -312,7 +319,8 @@ RM_API int rm_rlu_init(const struct rm_rlu_options *opt) {
 
 RM_API bool rm_rlu_fence_free(void) {
   return rm_atomic_load_relaxed(&rm_rlu_global.fence_free) &&
-         (rm_atomic_load_relaxed(&rm_fcp_mode) & RM_FCP_NOFENCE);
+         (rm_atomic_load_relaxed(&rm_fcp_mode) & RM_FCP_NOFENCE) &&
+         !(rm_atomic_load_relaxed(&rm_rlu_dom.gate) & RM_FCP_GATE_CLOSED);
 }
 
 RM_API void rm_rlu_options_get(struct rm_rlu_options *out) {
@@ -401,11 +409,14 @@ RM_API rm_rlu_ctx *rm_rlu_thread_register(void) {
    * first claim in the process lets readers skip their fence (FCP's mode);
    * if membarrier later fails, FCP's switch to fence mode waits for every
    * thread with a record, ours included, to pass a barrier. */
-  if (ff && rm_fcp_self(g.fcp) == NULL) {
+  if (ff && rm_fcp_self(&rm_rlu_dom) == NULL) {
     rm_rlu_thread_unregister(c);
     errno = ENOMEM;
     return NULL;
   }
+  /* The claim set FCP's mode up: open the gate if the process is in
+   * membarrier mode (a no-op otherwise, and once open). */
+  if (ff) rm_fcp_gate_open(&rm_rlu_dom);
   (void)pthread_setspecific(g.key, c);
   /* A writer whose synchronize read `high` before our store above, and so
    * does not look at this slot, stepped the clock before its fence; this
@@ -444,7 +455,7 @@ RM_API void rm_rlu_thread_unregister(rm_rlu_ctx *c) {
   free(c->unsure);
   c->unsure = NULL;
   c->unsure_cap = 0;
-  if (g.fcp != NULL) (void)rm_fcp_domain_leave(g.fcp); /* the caller's record, if any */
+  if (g.dom_ready) (void)rm_fcp_domain_leave(&rm_rlu_dom); /* the caller's record, if any */
   pthread_mutex_lock(&g.reg_lock);
   stats_add(&g.retired, &c->st);
   memset(&c->st, 0, sizeof c->st);

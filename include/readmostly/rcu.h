@@ -99,10 +99,12 @@
  *   rm_rcu_call_data_free: 0, EINVAL (the default object).
  *
  * COSTS
- *   128 bytes per registered thread; outermost read pair: one store to the
- *   thread's record each way, one load and compare of the version each way
- *   (and one store when it moved); no atomic instruction.  A nested pair
- *   changes a thread-local count.
+ *   256 bytes per registered thread (its record, and a second one for
+ *   nested sections); outermost read pair: one store to the thread's record
+ *   each way, one load and compare of the domain's version each way (and
+ *   one store when it moved); no atomic instruction, and no test of the
+ *   fence mode or of the nesting depth (both are folded into the compare).
+ *   A nested pair costs two calls (a few nanoseconds).
  *
  * MISUSE
  *   An rm_rcu_read_unlock() without a matching lock is caught by an
@@ -122,14 +124,24 @@ extern "C" {
 
 /* ---- read side ---------------------------------------------------------- */
 
-/* The calling thread's RCU state.  `rec` is the thread's record, or,
- * while the thread is not registered or is offline, &rm_rcu_unregistered
- * (never NULL: the read lock's version test sends the thread to its slow
- * path, since that record's `seen` never equals a version). */
+/* The calling thread's RCU state.
+ *
+ * `rec` is what the inline read side works on: the thread's record in the
+ * RCU domain; while sections are open inside the outermost one, the
+ * thread's nesting record; while the thread has no record (not registered,
+ * or offline), the stand-in &rm_rcu_unregistered.  The nesting record and
+ * the stand-in are in no domain, and their `seen` never equals a version,
+ * so an unlock on either takes its slow path; a lock on the nesting record
+ * finds it "in flight" and takes its slow path, and one on the stand-in
+ * finds it not NULL or, failing that, its `seen` different.  So the inline
+ * pair needs no test of the thread's state beyond the ones it makes
+ * anyway.  `depth` counts the sections open inside the outermost one. */
 struct rm_rcu_thread {
-  struct rm_fcp_reader *rec; /* record in the RCU domain */
-  uint32_t nested;           /* sections open inside the outermost one */
-  uint32_t state;            /* RM_RCU_IN_CALLBACK (slow paths only) */
+  struct rm_fcp_reader *rec;  /* see above */
+  struct rm_fcp_reader *own;  /* the thread's record (NULL: none) */
+  struct rm_fcp_reader *nest_rec; /* the nesting record (allocated with `own`) */
+  uint32_t depth;             /* sections open inside the outermost one */
+  uint32_t state;             /* RM_RCU_IN_CALLBACK (slow paths only) */
   struct rm_fcp_reader *offline_rec; /* the record while offline */
   struct rm_rcu_call_data *crd;      /* rm_rcu_call_data_set_thread() */
 };
@@ -143,69 +155,64 @@ extern RM_API struct rm_fcp_reader rm_rcu_unregistered;
  * never a lock (the RCU domain holds nothing else). */
 extern RM_API const uint64_t rm_rcu_in_flight;
 
-RM_API struct rm_fcp_reader *rm_rcu_read_lock_slowpath(uint64_t v);
-RM_API void rm_rcu_unlock_misuse(void);
+RM_API struct rm_fcp_reader *rm_rcu_read_lock_busy(struct rm_fcp_reader *r);
+RM_API void rm_rcu_read_lock_report(struct rm_fcp_reader *r, uint64_t gate);
+RM_API void rm_rcu_read_unlock_report(struct rm_fcp_reader *r, uint64_t v);
 
 /* The thread-local state is named directly (rm_rcu_tls.x), not through a
  * pointer to it: gcc's -fsanitize=null reports a member access through the
  * address of an initial-exec TLS object as a null dereference.
  *
- * Depth: the thread is inside a section when its record holds "in flight"
- * (`passive` != NULL); `nested` counts the sections opened inside the
- * outermost one.  So the outermost pair, the common case, stores only to
- * the record (R1, U1), as liburcu's readers store only their counter: a
- * thread-local depth stored on every lock and unlock made the pair about a
- * quarter slower.  Reading our own `passive` needs no ordering: while the
- * thread lives only the thread writes it (RCU has no cross-thread release;
- * a fork child releases only the records of threads it does not have), and
- * the stand-in record's `passive` is never written (always NULL). */
+ * The outermost lock, the common case: the record's `passive` is NULL
+ * (outside any section; reading our own `passive` needs no ordering: only
+ * this thread writes it while it lives).  Store "in flight" (R1), then load
+ * the domain's gate (readmostly/fcp.h, "The gate") and compare it with our
+ * `seen`: equal means membarrier mode and no new version since our last
+ * report, so the section needs no fence and no store.  Otherwise
+ * rm_rcu_read_lock_report() fences if the gate is closed (fence mode) and
+ * reports the version (see there why a report inside the section is
+ * sound).  Like liburcu's, the pair stores only to one per-thread word. */
 RM_INLINE void rm_rcu_read_lock(void) {
   struct rm_fcp_reader *r = rm_rcu_tls.rec;
   if (RM_UNLIKELY(rm_atomic_load_relaxed(&r->passive) != NULL)) {
-    rm_rcu_tls.nested++;
-    return;
+    r = rm_rcu_read_lock_busy(r); /* nested, or no record yet */
+    if (!r) return;
   }
-  /* Report at entry (outside any section still): a section that begins
-   * after a synchronize bumped the version is one that grace period need
-   * not wait for, since this acquire load of the version orders the
-   * updater's stores before the section's loads.  The store is skipped
-   * while the version has not moved (one load of a line only grace
-   * periods write); an unregistered or offline thread always takes the
-   * slow path here. */
-  uint64_t v = rm_atomic_load_acquire(&rm_rcu_dom.version);
-  if (RM_UNLIKELY(rm_atomic_load_relaxed(&r->seen) != v)) r = rm_rcu_read_lock_slowpath(v);
-  /* Store "in flight" (R1); then, in fence mode, a full fence before the
-   * section's loads.  In membarrier mode R1 may sit in the store buffer
-   * while the section loads a pointer: a synchronize that finds R1
-   * invisible issues a membarrier before it trusts the record, and the
-   * barrier drains this CPU's buffer (or the thread was switched out,
-   * which did).  See rm_fcp_enter and docs/rcu.md. */
-  rm_fcp_enter(r, &rm_rcu_in_flight);
+  rm_atomic_store_relaxed(&r->passive, (const void *)&rm_rcu_in_flight); /* (R1) */
+  /* C11 would let the compiler sink the relaxed R1 below the gate load;
+   * the argument is about the order in which the CPU executes them (the
+   * gate load after R1), so pin it. */
+  rm_compiler_barrier();
+  RM_DEBUG_YIELD();
+  uint64_t g = rm_atomic_load_relaxed(&rm_rcu_dom.gate);
+  if (RM_UNLIKELY(g != rm_atomic_load_relaxed(&r->seen))) rm_rcu_read_lock_report(r, g);
 }
 
+/* Release store of NULL (U1): the section's loads happen before a
+ * synchronize that reads it.  Then the report: the acquire load of the
+ * version, and when it differs from `seen`, the slow path, which stores it
+ * (release) and wakes a synchronize parked on this record, as
+ * rm_fcp_report() does, or, on the nesting record or the stand-in, ends an
+ * inner section or reports the misuse.  The version load stays after U1 in
+ * the CPU's order (C11 would let it move above a release store): the wake
+ * argument of rm_fcp_report() needs it. */
 RM_INLINE void rm_rcu_read_unlock(void) {
-  if (RM_UNLIKELY(rm_rcu_tls.nested != 0)) {
-    rm_rcu_tls.nested--;
-    return;
-  }
   struct rm_fcp_reader *r = rm_rcu_tls.rec;
-  if (RM_UNLIKELY(r == &rm_rcu_unregistered)) {
-    rm_rcu_unlock_misuse(); /* no section: asserts in debug builds, else ignored */
-    return;
-  }
   /* A registered thread outside any section: storing NULL again and
    * reporting changes nothing, so release builds let it pass. */
-  RM_ASSERT(rm_atomic_load_relaxed(&r->passive) != NULL,
+  RM_ASSERT(r == &rm_rcu_unregistered || rm_atomic_load_relaxed(&r->passive) != NULL,
             "rm_rcu_read_unlock without a matching rm_rcu_read_lock");
-  /* Release store of NULL (U1): the section's loads happen before a
-   * synchronize that reads it; then the report (acquire load of the
-   * version, a release store of `seen` when it moved), which also wakes a
-   * synchronize parked on this record.  rm_fcp_leave. */
-  rm_fcp_leave(&rm_rcu_dom, r);
+  rm_atomic_store_release(&r->passive, (const void *)NULL); /* (U1) */
+  rm_compiler_barrier();
+  RM_DEBUG_YIELD();
+  uint64_t v = rm_atomic_load_acquire(&rm_rcu_dom.version);
+  if (RM_UNLIKELY(rm_atomic_load_relaxed(&r->seen) != v)) rm_rcu_read_unlock_report(r, v);
 }
 
 RM_INLINE bool rm_rcu_read_ongoing(void) {
-  return rm_atomic_load_relaxed(&rm_rcu_tls.rec->passive) != NULL;
+  struct rm_fcp_reader *r = rm_rcu_tls.rec;
+  return r != &rm_rcu_unregistered &&
+         rm_atomic_load_relaxed(&r->passive) == (const void *)&rm_rcu_in_flight;
 }
 
 /* ---- registration --------------------------------------------------------- */

@@ -241,12 +241,21 @@ struct rm_rlu_ctx_hot {
   uint8_t is_writer;       /* this section locked or freed something */
   uint8_t deferred;        /* deferred sections wait in the log */
 };
-/* The global clock, and whether section entry may skip its fence. */
+/* The global clock, and whether the fence-free entry is chosen
+ * (rm_rlu_options.fence_free; writers read it).  The clock sits 64 bytes
+ * into its sector, away from the address bits 0-11 of the contexts' run
+ * counters (readmostly/fcp.h, struct rm_fcp_domain, "4K aliasing"). */
 struct rm_rlu_global {
+  uint8_t pad_lead[RM_CACHE_SECTOR / 2];
   uint64_t clock;
   uint32_t fence_free;
 } RM_ALIGNED;
 extern RM_API struct rm_rlu_global rm_rlu_global;
+/* RLU's FCP domain: a record per thread for the fence-free entry, and the
+ * gate (readmostly/fcp.h, "The gate") that section entry tests: open only
+ * while the fence-free entry is chosen and the process is in membarrier
+ * mode; the switch to fence mode closes it for good. */
+extern RM_API struct rm_fcp_domain rm_rlu_dom;
 
 RM_API void rm_rlu_checkpoint_slowpath(rm_rlu_ctx *self);
 RM_API void rm_rlu_reader_unlock_slowpath(rm_rlu_ctx *self);
@@ -257,18 +266,20 @@ RM_INLINE void rm_rlu_reader_lock(rm_rlu_ctx *self) {
   struct rm_rlu_ctx_hot *h = (struct rm_rlu_ctx_hot *)self;
   RM_ASSERT(!(h->run_cnt & 1), "rm_rlu_reader_lock: already inside a section");
   if (RM_UNLIKELY(h->deferred)) rm_rlu_checkpoint_slowpath(self);
-  h->is_writer = 0;
+  /* is_writer is 0 here: every end of a section that wrote (the unlock's
+   * slow path, an abort) clears it. */
+  RM_ASSERT(!h->is_writer, "rm_rlu_reader_lock: the last section's write flag is still set");
   rm_atomic_store_relaxed(&h->run_cnt, h->run_cnt + 1);
   /* R1: the odd run counter before the clock load: a full fence (pairs
-   * with the writer's fence after its clock step, W3), or, fence-free, the
-   * writer's membarrier (W5) while FCP's mode says readers may skip it.
-   * The compiler barrier keeps the store first in the CPU's order. */
-  if (rm_atomic_load_relaxed(&rm_rlu_global.fence_free)) {
-    rm_compiler_barrier();
-    rm_fcp_reader_fence();
-  } else {
+   * with the writer's fence after its clock step, W3), or, while RLU's
+   * gate is open (fence-free entry, membarrier mode), the writer's
+   * membarrier (W5).  The gate is loaded after the store (the compiler
+   * barrier keeps that order in the CPU's program order): a reader that
+   * saw it open loaded it before the barrier of a switch to fence mode,
+   * which closes it first, reached its CPU (fcp.h, "The gate"). */
+  rm_compiler_barrier();
+  if (RM_UNLIKELY(rm_atomic_load_relaxed(&rm_rlu_dom.gate) & RM_FCP_GATE_CLOSED))
     rm_fence_store_load();
-  }
   /* R2: acquire, pairs with the clock step's release (W2). */
   uint64_t l = rm_atomic_load_acquire(&rm_rlu_global.clock);
   /* R4: release, pairs with synchronize's S2. */

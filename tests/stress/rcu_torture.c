@@ -2,6 +2,7 @@
  * rcu_torture - FCP-RCU under torture, after the kernel's rcutorture.
  *
  *   rcu_torture [--readers N] [--fake-writers K] [--seconds S] [--sleepy]
+ *               [--switch-fence T]
  *
  * One writer keeps replacing the element a shared pointer names and
  * retires the old one, in turn by rm_rcu_synchronize, rm_rcu_call and
@@ -16,8 +17,11 @@
  * cannot end while a reader that found the element is still inside: any
  * age above 0 seen from inside is a failure.  Fake writers
  * call rm_rcu_synchronize with random pauses.  Readers register, leave and
- * register again now and then; some go offline between bursts.  Any
- * failure exits 1 with counts.
+ * register again now and then; some go offline between bursts.
+ * --switch-fence T switches the process to fence mode T seconds in, while
+ * all of this runs (readers that skipped their fence must be covered by
+ * the switch's barrier; the gate, readmostly/fcp.h, closes).  Any failure
+ * exits 1 with counts.
  */
 #include "test.h"
 #include <readmostly/rcu.h>
@@ -192,6 +196,14 @@ static void *fake_writer(void *arg) {
   return NULL;
 }
 
+static double switch_after = -1;
+static void *switcher(void *a) {
+  (void)a;
+  usleep((useconds_t)(switch_after * 1e6));
+  rm_fcp_switch_to_fence();
+  return NULL;
+}
+
 int main(int argc, char **argv) {
   int nreaders = 6, nfake = 2;
   double seconds = 2;
@@ -200,8 +212,10 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--fake-writers") && i + 1 < argc) nfake = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--seconds") && i + 1 < argc) seconds = atof(argv[++i]);
     else if (!strcmp(argv[i], "--sleepy")) sleepy = 1;
+    else if (!strcmp(argv[i], "--switch-fence") && i + 1 < argc) switch_after = atof(argv[++i]);
     else {
-      fprintf(stderr, "usage: rcu_torture [--readers N] [--fake-writers K] [--seconds S] [--sleepy]\n");
+      fprintf(stderr, "usage: rcu_torture [--readers N] [--fake-writers K] [--seconds S] [--sleepy] "
+                      "[--switch-fence T]\n");
       return 2;
     }
   }
@@ -217,8 +231,15 @@ int main(int argc, char **argv) {
   for (int i = 0; i < nreaders; i++) CHECK_EQ(pthread_create(&rd[i], NULL, reader, (void *)(intptr_t)i), 0);
   for (int i = 0; i < nfake; i++) CHECK_EQ(pthread_create(&fk[i], NULL, fake_writer, (void *)(intptr_t)i), 0);
   CHECK_EQ(pthread_create(&w, NULL, writer, NULL), 0);
+  pthread_t sw;
+  if (switch_after >= 0) CHECK_EQ(pthread_create(&sw, NULL, switcher, NULL), 0);
   usleep((useconds_t)(seconds * 1e6));
   __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+  if (switch_after >= 0) {
+    pthread_join(sw, NULL);
+    CHECK(!rm_fcp_membarrier_mode());
+    CHECK(rm_rcu_domain()->gate & RM_FCP_GATE_SHUT);
+  }
   pthread_join(w, NULL);
   for (int i = 0; i < nreaders; i++) pthread_join(rd[i], NULL);
   for (int i = 0; i < nfake; i++) pthread_join(fk[i], NULL);

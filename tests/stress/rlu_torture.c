@@ -3,7 +3,7 @@
  *
  *   rlu_torture --mode accounts|list [--flavor fine|coarse] [--readers N]
  *               [--writers N] [--seconds S] [--size N] [--defer N]
- *               [--entry fenced|fence-free]
+ *               [--entry fenced|fence-free] [--switch-fence T]
  *
  * accounts: a directory object points to N account objects holding 1000
  *   each.  Writers move a random amount between two or three accounts in
@@ -318,8 +318,17 @@ static void worker(void *arg, int i) {
   else list_mode ? list_reader(seed) : acct_reader(seed);
 }
 
+static double switch_after = -1; /* --switch-fence T: fence mode T seconds in */
+
 static void *timer(void *arg) {
-  usleep((useconds_t)(*(double *)arg * 1e6));
+  double secs = *(double *)arg;
+  if (switch_after >= 0 && switch_after < secs) {
+    usleep((useconds_t)(switch_after * 1e6));
+    rm_fcp_switch_to_fence(); /* while sections run: RLU's gate closes */
+    CHECK(!rm_rlu_fence_free());
+    secs -= switch_after;
+  }
+  usleep((useconds_t)(secs * 1e6));
   __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
   return NULL;
 }
@@ -338,9 +347,11 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--size")) nacct = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--defer")) defer = (unsigned)atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--entry")) fence_free = !strcmp(argv[i + 1], "fence-free");
+    else if (!strcmp(argv[i], "--switch-fence")) switch_after = atof(argv[i + 1]);
     else {
-      fprintf(stderr, "usage: rlu_torture --mode accounts|list [--flavor fine|coarse] "
-                      "[--readers N] [--writers N] [--seconds S] [--size N]\n");
+      fprintf(stderr, "usage: rlu_torture --mode accounts|list|pipe [--flavor fine|coarse] "
+                      "[--readers N] [--writers N] [--seconds S] [--size N] [--defer N] "
+                      "[--entry fenced|fence-free] [--switch-fence T]\n");
       return 2;
     }
   }

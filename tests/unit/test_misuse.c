@@ -376,6 +376,18 @@ static void rcu_synchronize_in_section(void) {
   CHECK_ERR(rm_rcu_synchronize(), 0);
 }
 
+/* Inside an inner section the thread's read side works on its nesting
+ * record: still a section. */
+static void rcu_synchronize_in_nested_section(void) {
+  rm_rcu_read_lock();
+  rm_rcu_read_lock();
+  CHECK_ERR(rm_rcu_synchronize(), EDEADLK);
+  rm_rcu_read_unlock();
+  CHECK_ERR(rm_rcu_synchronize(), EDEADLK);
+  rm_rcu_read_unlock();
+  CHECK_ERR(rm_rcu_synchronize(), 0);
+}
+
 static void rcu_barrier_in_section(void) {
   rm_rcu_read_lock();
   CHECK_ERR(rm_rcu_barrier(), EDEADLK);
@@ -473,6 +485,7 @@ int main(void) {
   run_case("bravo-futexrw.read_unlock.tokens", IN_HEADER, bravo_futexrw_tokens);
   run_case("bravo-ba.read_unlock.other-lock", IN_HEADER, bravo_ba_other_lock_token);
   run_case("rcu.synchronize.in-section", IN_LIBRARY, rcu_synchronize_in_section);
+  run_case("rcu.synchronize.in-nested-section", IN_LIBRARY, rcu_synchronize_in_nested_section);
   run_case("rcu.barrier.in-section", IN_LIBRARY, rcu_barrier_in_section);
   run_case("rcu.barrier.in-callback", IN_LIBRARY, rcu_barrier_in_callback);
   run_case("rlu.reader_unlock.outside", IN_LIBRARY, rlu_unlock_outside);

@@ -35,6 +35,57 @@ static void test_nesting(void) {
   CHECK_ERR(rm_rcu_synchronize(), 0);
 }
 
+/* Nesting in every registration state: the inline code works on the
+ * thread's record, its nesting record (inner sections) or the stand-in
+ * (no record), and the state must come out right whichever way in. */
+static void nest_check(int depth) {
+  for (int i = 0; i < depth; i++) rm_rcu_read_lock();
+  CHECK(rm_rcu_read_ongoing());
+  for (int i = 0; i < depth; i++) {
+    CHECK(rm_rcu_read_ongoing());
+    rm_rcu_read_unlock();
+  }
+  CHECK(!rm_rcu_read_ongoing());
+}
+
+/* A thread that exits inside nested sections: its sections end there, and
+ * a later grace period does not wait for it. */
+static void *exit_nested(void *p) {
+  (void)p;
+  rm_rcu_read_lock();
+  rm_rcu_read_lock();
+  rm_rcu_read_lock();
+  return NULL;
+}
+
+static void test_nesting_states(void) {
+  CHECK_ERR(rm_rcu_unregister_thread(), 0);
+  nest_check(3); /* the first lock registers */
+  CHECK_ERR(rm_rcu_unregister_thread(), 0);
+  CHECK_ERR(rm_rcu_register_thread(), 0);
+  nest_check(2);
+  rm_rcu_thread_offline(); /* the first lock brings the thread online */
+  nest_check(4);
+  CHECK_ERR(rm_rcu_synchronize(), 0); /* EDEADLK inside: unit.misuse */
+  /* A grace period in an inner section's time still waits for the
+   * outermost one (covered by test_synchronize_waits' early reader), and
+   * one between sections sees the inline code back on the record: the
+   * next outermost section reports the new version at its lock. */
+  uint64_t v0 = version();
+  rm_rcu_read_lock();
+  rm_rcu_read_lock();
+  rm_rcu_read_unlock();
+  rm_rcu_read_unlock();
+  CHECK_ERR(rm_rcu_synchronize(), 0);
+  rm_rcu_read_lock();
+  CHECK(__atomic_load_n(&rm_rcu_tls.rec->seen, __ATOMIC_RELAXED) > v0);
+  rm_rcu_read_unlock();
+  pthread_t t;
+  CHECK_EQ(pthread_create(&t, NULL, exit_nested, NULL), 0);
+  CHECK_EQ(pthread_join(t, NULL), 0);
+  CHECK_ERR(rm_rcu_synchronize(), 0);
+}
+
 /* ---- synchronize waits for a section that began before it --------------------- */
 
 struct waits {
@@ -492,6 +543,7 @@ int main(void) {
   printf("mode: %s\n", rm_fcp_membarrier_mode() ? "membarrier" : "fence");
   test_errors();
   test_nesting();
+  test_nesting_states();
   test_synchronize_waits();
   test_offline();
   test_register_races();
