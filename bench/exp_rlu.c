@@ -25,7 +25,9 @@
  * ops_per_sec (every operation, lookups included); for the RLU rows
  * aborts_per_op, syncs_per_op, steals_per_op and membarriers_per_op (RLU's
  * statistics, on for every RLU row: they count on slow paths only; the
- * last is what the fence-free entry costs writers); for rcu-set and urcu-set
+ * last is what the fence-free entry costs writers), and fence_free_at_end
+ * (1: the run ended with the fence-free entry; 0: fenced, by choice or
+ * because RLU closed the fence-free entry on too many membarriers); for rcu-set and urcu-set
  * writer_lock_wait_ns_per_op (the time writers waited for their bucket's
  * mutex, summed over threads, divided by all operations).
  *
@@ -186,6 +188,9 @@ static void set_point(size_t idx, const char *name, int nthreads, const char *pa
     /* The fence-free entry's cost on the writer's side: a synchronize that
      * finds a context whose run counter did not move issues a membarrier. */
     emit(name, nthreads, par, rep, "membarriers_per_op", (double)st.barriers / ops_n, "1");
+    /* 0 when the fence-free entry was closed during the run (membarriers
+     * too frequent: rm_rlu_options.fence_free_max_barriers) or never on. */
+    emit(name, nthreads, par, rep, "fence_free_at_end", rm_rlu_fence_free() ? 1.0 : 0.0, "1");
   } else if (is_rcu(name)) {
     uint64_t wait = 0;
     for (int j = 0; j < nthreads; j++) wait += c[j].ns;

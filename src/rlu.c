@@ -57,6 +57,7 @@
 #include <readmostly/rlu.h>
 #include <readmostly/fcp.h>
 
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -149,6 +150,10 @@ static struct {
   uint32_t key_made;      /* key created (rm_rlu_alloc asks for the caller's context) */
   pthread_once_t key_once;
   bool dom_ready;                   /* rm_rlu_dom is set up (under reg_lock) */
+  /* The fence-free entry's automatic end (barrier_note): */
+  uint64_t barriers;                /* membarriers synchronizes issued (relaxed) */
+  uint64_t barriers_since;          /* rm_now_ns() at the last 64th */
+  uint32_t closing;                 /* CAS 0 -> 1: one thread closes the gate */
 } g = {
     .reg_lock = PTHREAD_MUTEX_INITIALIZER,
     .writer_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -307,10 +312,17 @@ RM_API int rm_rlu_init(const struct rm_rlu_options *opt) {
     rm_fcp_domain_init_static(&rm_rlu_dom); /* closed until a thread registers */
     g.dom_ready = true;
   }
-  /* No thread is registered (checked above), so no section runs: closing
-   * the gate here (it stays closed for the fenced entry) races with none.
-   * An RMW: it keeps a SHUT the switch to fence mode may have set. */
-  if (!o.fence_free) rm_atomic_fetch_or_acq_rel(&rm_rlu_dom.gate, RM_FCP_GATE_CLOSED);
+  if (o.fence_free_max_barriers == 0) o.fence_free_max_barriers = 1000;
+  /* No thread is registered (checked above), so no section runs and no
+   * thread opens the gate (registration does, after this returns): we may
+   * set it closed, which also forgets an automatic close (barrier_note).
+   * A switch of the whole process to fence mode that closes it meanwhile
+   * (SHUT) and that we overwrite costs nothing: the gate opens only while
+   * FCP's mode says membarrier, and the switch has cleared that first. */
+  rm_atomic_store_seq_cst(&rm_rlu_dom.gate, RM_FCP_GATE_CLOSED);
+  rm_atomic_store_relaxed(&g.barriers, (uint64_t)0);
+  rm_atomic_store_relaxed(&g.barriers_since, (uint64_t)0);
+  rm_atomic_store_relaxed(&g.closing, 0u);
   g.opt = o;
   rm_atomic_store_relaxed(&rm_rlu_global.fence_free, o.fence_free ? 1u : 0u);
   pthread_mutex_unlock(&g.reg_lock);
@@ -686,9 +698,11 @@ static void wait_section(rm_rlu_ctx *self, rm_rlu_ctx *o, uint64_t r, uint64_t w
     rm_atomic_store_relaxed(&self->st.sync_wait_iters, self->st.sync_wait_iters + iters);
 }
 
-/* Readers of this process may have skipped their fence. */
+/* Readers of this process may have skipped their fence.  Acquire on
+ * fence_free: a writer that reads 0 after close_fence_free() follows its
+ * barrier. */
 static bool readers_unfenced(void) {
-  return rm_atomic_load_relaxed(&rm_rlu_global.fence_free) &&
+  return rm_atomic_load_acquire(&rm_rlu_global.fence_free) &&
          !(rm_atomic_load_acquire(&rm_fcp_mode) & RM_FCP_WRITERS_FENCE);
 }
 
@@ -697,6 +711,37 @@ static bool readers_unfenced(void) {
  * with a record has passed one). */
 static void barrier_all(void) {
   if (rm_membarrier() != 0) rm_fcp_switch_to_fence();
+}
+
+/* Back to the fenced entry for good, as FCP's switch to fence mode does for
+ * the whole process (fcp.h, "The gate"), but for RLU alone: (1) close the
+ * gate (an RMW, SHUT: registrations no longer open it), so that sections
+ * from now on fence; (2) one barrier: a section whose entry still saw the
+ * gate open loaded it before the barrier reached its CPU, and its run
+ * counter store came first, so it is visible after the barrier; (3)
+ * fence_free = 0 (release): writers that read it (acquire, after (2))
+ * trust run counters after their own fence (W3), as with the fenced entry.
+ * Writers that still read 1 use the fence-free wait, which is correct
+ * with either entry. */
+static void close_fence_free(void) {
+  uint32_t z = 0;
+  if (!rm_atomic_cas_acq_rel(&g.closing, &z, 1u)) return; /* another thread does it */
+  __atomic_fetch_or(&rm_rlu_dom.gate, RM_FCP_GATE_CLOSED | RM_FCP_GATE_SHUT, __ATOMIC_SEQ_CST);
+  barrier_all();
+  rm_atomic_store_release(&rm_rlu_global.fence_free, 0u);
+}
+
+/* Called for every membarrier a synchronize issues: every 64th looks at the
+ * clock and closes the fence-free entry when those 64 took less than
+ * 64 / fence_free_max_barriers seconds.  Racy relaxed counters: a
+ * heuristic, not an invariant. */
+static void barrier_note(void) {
+  unsigned rate = g.opt.fence_free_max_barriers;
+  if (rate == UINT_MAX) return;
+  if ((rm_atomic_fetch_add_relaxed(&g.barriers, (uint64_t)1) + 1) % 64 != 0) return;
+  uint64_t now = rm_now_ns(), since = rm_atomic_load_relaxed(&g.barriers_since);
+  rm_atomic_store_relaxed(&g.barriers_since, now);
+  if (since != 0 && now - since < (uint64_t)64 * 1000000000ull / rate) close_fence_free();
 }
 
 /*
@@ -770,6 +815,7 @@ static void synchronize(rm_rlu_ctx *self, uint64_t wc) {
   if (nunsure == 0) return;
   STAT(self, barriers);
   barrier_all();
+  barrier_note();
   HOOK(RM_RLU_HOOK_BARRIER, self);
   /* After W5 the run counter is the truth, as after W3 with fenced entry. */
   for (size_t k = 0; k < nunsure; k++) {

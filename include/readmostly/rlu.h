@@ -134,8 +134,13 @@
  *   or by rm_fcp_switch_to_fence()) covers it.  Without membarrier (also
  *   with READMOSTLY_NO_MEMBARRIER=1), and under ThreadSanitizer, the option
  *   is ignored.  rm_rlu_fence_free()
- *   tells which entry runs.  Registered threads that stay idle cost every
- *   synchronize a membarrier: unregister threads that stop using RLU.
+ *   tells which entry runs.  Registered threads that stay idle, and threads
+ *   that wait for a CPU (more threads than CPUs), cost every synchronize a
+ *   membarrier: when synchronizes issue more than
+ *   rm_rlu_options.fence_free_max_barriers of them per second (measured
+ *   over 64; default 1000), RLU goes back to the fenced entry for the rest
+ *   of the process (or until rm_rlu_init() chooses again), since a fence
+ *   per section then costs less.  Unregister threads that stop using RLU.
  *
  *
  * RETURN VALUES
@@ -195,6 +200,8 @@ struct rm_rlu_options {
   size_t log_chunk;      /* first chunk of a write-log, bytes (0: 4096) */
   size_t max_log_bytes;  /* a section's copies beyond this fail (0: no limit) */
   bool fence_free;       /* section entry without a fence (see SECTION ENTRY) */
+  unsigned fence_free_max_barriers; /* fence-free: above this many membarriers a
+                            second, the fenced entry for good (0: 1000; UINT_MAX: never) */
 };
 
 /*

@@ -4,6 +4,7 @@
  *   rlu_torture --mode accounts|list [--flavor fine|coarse] [--readers N]
  *               [--writers N] [--seconds S] [--size N] [--defer N]
  *               [--entry fenced|fence-free] [--switch-fence T]
+ *               [--max-barriers N]
  *
  * accounts: a directory object points to N account objects holding 1000
  *   each.  Writers move a random amount between two or three accounts in
@@ -27,6 +28,7 @@
 #include "../../src/env.h" /* READMOSTLY_TORTURE_SCALE, as the library reads its variables */
 #include <readmostly/rlu.h>
 #include <readmostly/rlu_list.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdint.h>
 #include <unistd.h>
@@ -319,6 +321,11 @@ static void worker(void *arg, int i) {
 }
 
 static double switch_after = -1; /* --switch-fence T: fence mode T seconds in */
+/* --max-barriers N: rm_rlu_options.fence_free_max_barriers.  By default
+ * never: the fence-free runs keep the fence-free entry to the end (8
+ * threads on 2 CPUs issue thousands of membarriers a second, which would
+ * close it at once); a low N closes it while sections run. */
+static unsigned max_barriers = UINT_MAX;
 
 static void *timer(void *arg) {
   double secs = *(double *)arg;
@@ -348,17 +355,18 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--defer")) defer = (unsigned)atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--entry")) fence_free = !strcmp(argv[i + 1], "fence-free");
     else if (!strcmp(argv[i], "--switch-fence")) switch_after = atof(argv[i + 1]);
+    else if (!strcmp(argv[i], "--max-barriers")) max_barriers = (unsigned)atoi(argv[i + 1]);
     else {
       fprintf(stderr, "usage: rlu_torture --mode accounts|list|pipe [--flavor fine|coarse] "
                       "[--readers N] [--writers N] [--seconds S] [--size N] [--defer N] "
-                      "[--entry fenced|fence-free] [--switch-fence T]\n");
+                      "[--entry fenced|fence-free] [--switch-fence T] [--max-barriers N]\n");
       return 2;
     }
   }
   seconds *= (double)rm_env_int("READMOSTLY_TORTURE_SCALE", 1, 1000, 1);
   struct rm_rlu_options o = {.flavor = coarse ? RM_RLU_COARSE : RM_RLU_FINE, .stats = true,
                              .log_chunk = 256, .max_defer = defer,
-                             .fence_free = fence_free};
+                             .fence_free = fence_free, .fence_free_max_barriers = max_barriers};
   CHECK_ERR(rm_rlu_init(&o), 0);
   if (pipe_mode) {
     proot = rm_rlu_alloc(sizeof *proot);

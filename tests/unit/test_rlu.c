@@ -7,6 +7,7 @@
 #include <readmostly/rlu.h>
 #include <readmostly/rlu_hash.h>
 #include <readmostly/rlu_list.h>
+#include <limits.h>
 #include <stdint.h>
 #include <unistd.h>
 
@@ -491,6 +492,66 @@ static void test_exit(void) {
   rm_rlu_free(NULL, B);
 }
 
+/* The fence-free entry's automatic close: a registered thread that stays
+ * idle never reports, so every synchronize issues a membarrier; above
+ * fence_free_max_barriers per second RLU goes back to the fenced entry,
+ * and updates go on.  With UINT_MAX it never does. */
+static int idle_stop, idle_ready;
+static void *idle_ctx(void *arg) {
+  (void)arg;
+  rm_rlu_ctx *c = rm_rlu_thread_register();
+  __atomic_store_n(&idle_ready, 1, __ATOMIC_RELEASE);
+  while (!__atomic_load_n(&idle_stop, __ATOMIC_ACQUIRE)) usleep(1000);
+  rm_rlu_thread_unregister(c);
+  return NULL;
+}
+static void test_auto_close(void) {
+  if (!fence_free) return;
+  for (int never = 0; never < 2; never++) {
+    struct rm_rlu_options o = {.flavor = RM_RLU_FINE, .stats = true, .fence_free = true,
+                               .fence_free_max_barriers = never ? UINT_MAX : 1};
+    CHECK_ERR(rm_rlu_init(&o), 0);
+    A = rm_rlu_alloc(sizeof *A);
+    A->v = 0;
+    __atomic_store_n(&idle_stop, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&idle_ready, 0, __ATOMIC_RELEASE);
+    pthread_t t;
+    pthread_create(&t, NULL, idle_ctx, NULL);
+    while (!__atomic_load_n(&idle_ready, __ATOMIC_ACQUIRE)) usleep(100);
+    rm_rlu_ctx *self = rm_rlu_thread_register();
+    CHECK(rm_rlu_fence_free());
+    struct rm_rlu_stats st0, st1;
+    rm_rlu_stats_get(&st0);
+    /* 64 membarriers start the clock, 64 more in under 64 s close it. */
+    for (int i = 0; i < 200; i++) {
+      rm_rlu_reader_lock(self);
+      struct acct *a = A;
+      CHECK_ERR(RM_RLU_TRY_LOCK(self, &a), 0);
+      a->v++;
+      rm_rlu_reader_unlock(self);
+    }
+    rm_rlu_stats_get(&st1);
+    CHECK_EQ(A->v, 200);
+    if (never) {
+      CHECK(rm_rlu_fence_free());
+      CHECK(st1.barriers - st0.barriers >= 200); /* one per synchronize */
+    } else {
+      CHECK(!rm_rlu_fence_free());
+      CHECK(st1.barriers - st0.barriers >= 128);
+      CHECK(st1.barriers - st0.barriers < 200); /* none once closed */
+    }
+    __atomic_store_n(&idle_stop, 1, __ATOMIC_RELEASE);
+    pthread_join(t, NULL);
+    rm_rlu_thread_unregister(self);
+    rm_rlu_free(NULL, A);
+    /* rm_rlu_init() chooses again: the entry opens at the next registration. */
+    set_opts(RM_RLU_FINE, 0, 0);
+    self = rm_rlu_thread_register();
+    CHECK(rm_rlu_fence_free());
+    rm_rlu_thread_unregister(self);
+  }
+}
+
 /* Deferral: committed sections stay invisible to other threads until a
  * flush (max_defer sections, a sync request, rm_rlu_sync, unregister), and
  * visible to the writer's own sections. */
@@ -704,6 +765,7 @@ int main(int argc, char **argv) {
   test_many();
   test_free();
   test_exit();
+  test_auto_close();
   test_defer();
   test_list(false);
   test_list(true);
