@@ -47,6 +47,8 @@
  *   resize_ms          mean duration of one resize (grow or shrink), over
  *                      every resize of the run (resizing only)
  *   ops_per_sec        rlu-upd10 only: lookups and updates
+ *   fence_free_at_end  RLU rows: 1 if the run ended with the fence-free
+ *                      entry, 0 if RLU closed it (membarriers too frequent)
  * Fresh table per run; repetitions interleaved over implementations.
  */
 #include "harness.h"
@@ -272,6 +274,8 @@ static void rr_measure(const struct bench_sel *sel, int nthreads, int mode, int 
          "ms");
   if (sel->idx == RR_RLU_UPD10)
     emit(name, nthreads, par, rep, "ops_per_sec", (double)(lookups + updates) / secs, "ops/s");
+  if (!rcu) /* 0: RLU closed its fence-free entry during the run (rlu.h) */
+    emit(name, nthreads, par, rep, "fence_free_at_end", rm_rlu_fence_free() ? 1.0 : 0.0, "1");
   if (rcu) {
     (sel->idx == RR_RCU ? rcu_rm_rr_destroy : rcu_memb_rr_destroy)(&r->h, rr_free_node, NULL);
   } else {
