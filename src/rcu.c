@@ -122,6 +122,11 @@ static struct rm_fcp_reader *claim(void) {
    * synchronize that counted the record as free (seen == UINT64_MAX) before
    * the claim has its updates visible to every section we begin.  */
   struct rm_fcp_reader *r = rm_fcp_self_slowpath(d);
+  if (r == NULL) { /* no record: no exit hook will free the nesting record */
+    free(rm_rcu_tls.nest_rec);
+    rm_rcu_tls.nest_rec = NULL;
+    return NULL;
+  }
   /* The claim set the mode up (membarrier registration): open the gate,
    * so that our sections take the fast path even if no grace period ever
    * runs. */

@@ -152,7 +152,8 @@ static struct {
   bool dom_ready;                   /* rm_rlu_dom is set up (under reg_lock) */
   /* The fence-free entry's automatic end (barrier_note): */
   uint64_t barriers;                /* membarriers synchronizes issued (relaxed) */
-  uint64_t barriers_since;          /* rm_now_ns() at the last 64th */
+  uint64_t window_ns;               /* rm_now_ns() when the window began (0: none) */
+  uint64_t window_barriers;         /* `barriers` then */
   uint32_t closing;                 /* CAS 0 -> 1: one thread closes the gate */
 } g = {
     .reg_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -312,7 +313,7 @@ RM_API int rm_rlu_init(const struct rm_rlu_options *opt) {
     rm_fcp_domain_init_static(&rm_rlu_dom); /* closed until a thread registers */
     g.dom_ready = true;
   }
-  if (o.fence_free_max_barriers == 0) o.fence_free_max_barriers = 1000;
+  if (o.fence_free_max_barriers == 0) o.fence_free_max_barriers = 5000;
   /* No thread is registered (checked above), so no section runs and no
    * thread opens the gate (registration does, after this returns): we may
    * set it closed, which also forgets an automatic close (barrier_note).
@@ -321,7 +322,8 @@ RM_API int rm_rlu_init(const struct rm_rlu_options *opt) {
    * FCP's mode says membarrier, and the switch has cleared that first. */
   rm_atomic_store_seq_cst(&rm_rlu_dom.gate, RM_FCP_GATE_CLOSED);
   rm_atomic_store_relaxed(&g.barriers, (uint64_t)0);
-  rm_atomic_store_relaxed(&g.barriers_since, (uint64_t)0);
+  rm_atomic_store_relaxed(&g.window_ns, (uint64_t)0);
+  rm_atomic_store_relaxed(&g.window_barriers, (uint64_t)0);
   rm_atomic_store_relaxed(&g.closing, 0u);
   g.opt = o;
   rm_atomic_store_relaxed(&rm_rlu_global.fence_free, o.fence_free ? 1u : 0u);
@@ -731,17 +733,35 @@ static void close_fence_free(void) {
   rm_atomic_store_release(&rm_rlu_global.fence_free, 0u);
 }
 
-/* Called for every membarrier a synchronize issues: every 64th looks at the
- * clock and closes the fence-free entry when those 64 took less than
- * 64 / fence_free_max_barriers seconds.  Racy relaxed counters: a
- * heuristic, not an invariant. */
+/* Called for every membarrier a synchronize issues.  Every 64th looks at
+ * the clock; once a window of at least 100 ms has passed, it closes the
+ * fence-free entry if the window's rate is above fence_free_max_barriers a
+ * second, and starts a new window otherwise.  A window, not 64 barriers
+ * alone: a thread preempted for a millisecond makes every commit of that
+ * millisecond issue one (hundreds, at 20 % updates on 2 threads), which
+ * says nothing about the steady rate.  Racy relaxed counters: a heuristic,
+ * not an invariant. */
+#define BARRIER_WINDOW_NS 100000000ull
 static void barrier_note(void) {
   unsigned rate = g.opt.fence_free_max_barriers;
   if (rate == UINT_MAX) return;
-  if ((rm_atomic_fetch_add_relaxed(&g.barriers, (uint64_t)1) + 1) % 64 != 0) return;
-  uint64_t now = rm_now_ns(), since = rm_atomic_load_relaxed(&g.barriers_since);
-  rm_atomic_store_relaxed(&g.barriers_since, now);
-  if (since != 0 && now - since < (uint64_t)64 * 1000000000ull / rate) close_fence_free();
+  uint64_t n = rm_atomic_fetch_add_relaxed(&g.barriers, (uint64_t)1) + 1;
+  if (n % 64 != 0) return;
+  uint64_t now = rm_now_ns(), w0 = rm_atomic_load_relaxed(&g.window_ns);
+  if (w0 == 0 || now < w0) { /* the first window */
+    rm_atomic_store_relaxed(&g.window_ns, now);
+    rm_atomic_store_relaxed(&g.window_barriers, n);
+    return;
+  }
+  uint64_t span = now - w0;
+  if (span < BARRIER_WINDOW_NS) return;
+  uint64_t count = n - rm_atomic_load_relaxed(&g.window_barriers);
+  if ((double)count * 1e9 / (double)span > (double)rate) {
+    close_fence_free();
+    return;
+  }
+  rm_atomic_store_relaxed(&g.window_ns, now);
+  rm_atomic_store_relaxed(&g.window_barriers, n);
 }
 
 /*

@@ -138,9 +138,10 @@
  *   that wait for a CPU (more threads than CPUs), cost every synchronize a
  *   membarrier: when synchronizes issue more than
  *   rm_rlu_options.fence_free_max_barriers of them per second (measured
- *   over 64; default 1000), RLU goes back to the fenced entry for the rest
- *   of the process (or until rm_rlu_init() chooses again), since a fence
- *   per section then costs less.  Unregister threads that stop using RLU.
+ *   over windows of at least 100 ms; default 5000), RLU goes back to the
+ *   fenced entry for the rest of the process (or until rm_rlu_init()
+ *   chooses again), since a fence per section then costs less.  Unregister
+ *   threads that stop using RLU.
  *
  *
  * RETURN VALUES
@@ -201,7 +202,7 @@ struct rm_rlu_options {
   size_t max_log_bytes;  /* a section's copies beyond this fail (0: no limit) */
   bool fence_free;       /* section entry without a fence (see SECTION ENTRY) */
   unsigned fence_free_max_barriers; /* fence-free: above this many membarriers a
-                            second, the fenced entry for good (0: 1000; UINT_MAX: never) */
+                            second, the fenced entry for good (0: 5000; UINT_MAX: never) */
 };
 
 /*
