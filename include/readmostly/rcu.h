@@ -15,9 +15,9 @@
  *
  * DESCRIPTION
  *   A read section is the code between an outermost rm_rcu_read_lock() and
- *   its rm_rcu_read_unlock().  Sections nest to any depth (the record
- *   says whether the thread is inside one, a per-thread count how deep),
- *   cost no atomic instruction and, while membarrier is available
+ *   its rm_rcu_read_unlock().  Sections nest to any depth (inner ones run
+ *   on a second, per-thread record that only counts them), cost no atomic
+ *   instruction and, while membarrier is available
  *   (readmostly/fcp.h, "membarrier mode"), no fence: the outermost lock
  *   stores "in flight" in the thread's record of the RCU domain, the
  *   outermost unlock clears it and reports the domain's version, exactly as
@@ -101,10 +101,11 @@
  * COSTS
  *   256 bytes per registered thread (its record, and a second one for
  *   nested sections); outermost read pair: one store to the thread's record
- *   each way, one load and compare of the domain's version each way (and
- *   one store when it moved); no atomic instruction, and no test of the
- *   fence mode or of the nesting depth (both are folded into the compare).
- *   A nested pair costs two calls (a few nanoseconds).
+ *   each way, one load and compare each way (the lock: the domain's gate;
+ *   the unlock: its version, on the same line) and one store when the
+ *   version moved; no atomic instruction, and no test of the fence mode or
+ *   of the nesting depth (both are folded into the compares).  A nested
+ *   pair costs two calls (about 4 ns on the 2-CPU machine of docs/rcu.md).
  *
  * MISUSE
  *   An rm_rcu_read_unlock() without a matching lock is caught by an
