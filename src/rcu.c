@@ -32,7 +32,7 @@
 
 /* The stand-in record of threads without one (not registered, offline),
  * shared by all of them and in no domain.  Its `passive` starts as its own
- * address (not NULL: a read lock goes to rm_rcu_read_lock_busy()); a
+ * address (not NULL: a read lock goes to rm_rcu_read_lock_attach()); a
  * misplaced unlock stores NULL there, and a lock that then finds NULL
  * stores "in flight" (both relaxed atomics, harmless): such a lock finds
  * `seen` (UINT64_MAX, never written, never a version) different from the
@@ -173,18 +173,12 @@ static struct rm_fcp_reader *attach(struct rm_rcu_thread *t) {
   return r;
 }
 
-/* The read lock found `passive` not NULL: the thread is inside a section
- * (a nested lock: count it, and point the inline code at the nesting
- * record, which stays "in flight"), or r is the stand-in (get a record and
- * return it, for the inline code to begin the section on). */
-RM_API RM_NOINLINE struct rm_fcp_reader *rm_rcu_read_lock_busy(struct rm_fcp_reader *r) {
-  struct rm_rcu_thread *t = &rm_rcu_tls;
-  if (r == &rm_rcu_unregistered) return attach(t);
-  RM_ASSERT(r == t->own || r == t->nest_rec, "rm_rcu_tls.rec %p is no record of this thread",
-            (void *)r);
-  t->depth++;
-  t->rec = t->nest_rec;
-  return NULL;
+/* The read lock found the stand-in (the inline code counts nested locks
+ * itself): get a record and return it, for the inline code to begin the
+ * section on. */
+RM_API RM_NOINLINE struct rm_fcp_reader *rm_rcu_read_lock_attach(void) {
+  RM_ASSERT(rm_rcu_tls.rec == &rm_rcu_unregistered, "rm_rcu_read_lock_attach with a record");
+  return attach(&rm_rcu_tls);
 }
 
 /* The read lock's slow path, inside the section (R1 is stored): the gate
@@ -235,21 +229,16 @@ static void unlock_misuse(void) {
     fprintf(stderr, "readmostly: rcu_read_unlock without a matching rcu_read_lock (ignored)\n");
 }
 
-/* The read unlock's slow path (U1 is stored): `seen` differed from v.
+/* The read unlock's slow path (U1 is stored): `seen` differed from v, on a
+ * record that is not the nesting record (the inline code ends inner
+ * sections itself).
  *  - The thread's record: report v, exactly as rm_fcp_report() does (a
  *    release store; wake a synchronize parked on the record).
- *  - The nesting record: an inner section ends; make the record "in
- *    flight" again, and when it was the last inner one, point the inline
- *    code back at the thread's record (still in flight).
  *  - The stand-in: an unlock without a lock (asserts in debug builds). */
 RM_API RM_NOINLINE void rm_rcu_read_unlock_report(struct rm_fcp_reader *r, uint64_t v) {
-  struct rm_rcu_thread *t = &rm_rcu_tls;
-  if (RM_LIKELY(r == t->own)) {
+  if (RM_LIKELY(r == rm_rcu_tls.own)) {
     rm_atomic_store_release(&r->seen, v);
     if (rm_atomic_load_relaxed(&r->wake)) rm_fcp_wake_writers(r);
-  } else if (r == t->nest_rec && r != NULL) {
-    rm_atomic_store_relaxed(&r->passive, (const void *)&rm_rcu_in_flight);
-    if (--t->depth == 0) t->rec = t->own;
   } else {
     unlock_misuse();
   }
