@@ -46,8 +46,7 @@ RM_API rm_fcp_domain_t *rm_fcp_default_domain(void) { return &rm_fcp_default; }
 
 RM_API uint32_t rm_fcp_mode;
 static uint32_t auto_fence_rate; /* membarriers per second; 0: never switch */
-static uint32_t auto_count;
-static uint64_t auto_since;
+static struct rm_fcp_rate auto_rate;
 
 /* Writers may trust a fence alone (readers all fence). */
 RM_INLINE bool writers_fence_only(void) {
@@ -225,16 +224,33 @@ RM_API void rm_fcp_auto_fence(unsigned per_sec) {
   rm_atomic_store_relaxed(&auto_fence_rate, (uint32_t)per_sec);
 }
 
-/* Called for every membarrier a consensus issues: every 64th looks at the
- * clock and switches if those 64 took less than 64/rate seconds.  Counters
- * are approximate (relaxed, racy): a heuristic, not an invariant. */
+RM_API bool rm_fcp_rate_note(struct rm_fcp_rate *w, unsigned per_sec, uint64_t min_window_ns) {
+  uint64_t n = rm_atomic_fetch_add_relaxed(&w->count, (uint64_t)1) + 1;
+  if (n % 64 != 0) return false;
+  uint64_t now = rm_now_ns(), w0 = rm_atomic_load_relaxed(&w->window_ns);
+  if (w0 != 0 && now >= w0) {
+    uint64_t span = now - w0;
+    if (span < min_window_ns) return false; /* the window goes on */
+    uint64_t events = n - rm_atomic_load_relaxed(&w->window_count);
+    if ((double)events * 1e9 > (double)per_sec * (double)span) return true;
+  }
+  rm_atomic_store_relaxed(&w->window_ns, now);
+  rm_atomic_store_relaxed(&w->window_count, n);
+  return false;
+}
+
+RM_API void rm_fcp_rate_reset(struct rm_fcp_rate *w) {
+  rm_atomic_store_relaxed(&w->count, (uint64_t)0);
+  rm_atomic_store_relaxed(&w->window_ns, (uint64_t)0);
+  rm_atomic_store_relaxed(&w->window_count, (uint64_t)0);
+}
+
+/* Called for every membarrier a consensus issues: every 64 of them that
+ * took less than 64/rate seconds switch the process (a window of 64, the
+ * shortest the watch has). */
 static void auto_fence_note(void) {
   uint32_t rate = rm_atomic_load_relaxed(&auto_fence_rate);
-  if (!rate) return;
-  if ((rm_atomic_fetch_add_relaxed(&auto_count, 1u) + 1u) % 64u != 0) return;
-  uint64_t now = rm_now_ns(), since = rm_atomic_load_relaxed(&auto_since);
-  rm_atomic_store_relaxed(&auto_since, now);
-  if (since != 0 && now - since < (uint64_t)64 * 1000000000ull / rate) rm_fcp_switch_to_fence();
+  if (rate && rm_fcp_rate_note(&auto_rate, rate, 0)) rm_fcp_switch_to_fence();
 }
 
 /* ---- records -------------------------------------------------------------- */

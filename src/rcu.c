@@ -215,10 +215,7 @@ RM_API RM_NOINLINE void rm_rcu_read_lock_report(struct rm_fcp_reader *r, uint64_
             (void *)t->own);
   if (g & RM_FCP_GATE_CLOSED) rm_fence_store_load();
   uint64_t v = rm_atomic_load_acquire(&rm_rcu_dom.version);
-  if (rm_atomic_load_relaxed(&r->seen) != v) {
-    rm_atomic_store_release(&r->seen, v);
-    if (rm_atomic_load_relaxed(&r->wake)) rm_fcp_wake_writers(r);
-  }
+  if (rm_atomic_load_relaxed(&r->seen) != v) rm_fcp_report_store(r, v);
   if (!(g & RM_FCP_GATE_CLOSED) && g < v) rm_fcp_gate_open(&rm_rcu_dom);
 }
 
@@ -237,8 +234,7 @@ static void unlock_misuse(void) {
  *  - The stand-in: an unlock without a lock (asserts in debug builds). */
 RM_API RM_NOINLINE void rm_rcu_read_unlock_report(struct rm_fcp_reader *r, uint64_t v) {
   if (RM_LIKELY(r == rm_rcu_tls.own)) {
-    rm_atomic_store_release(&r->seen, v);
-    if (rm_atomic_load_relaxed(&r->wake)) rm_fcp_wake_writers(r);
+    rm_fcp_report_store(r, v);
   } else {
     unlock_misuse();
   }

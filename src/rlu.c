@@ -151,9 +151,7 @@ static struct {
   pthread_once_t key_once;
   bool dom_ready;                   /* rm_rlu_dom is set up (under reg_lock) */
   /* The fence-free entry's automatic end (barrier_note): */
-  uint64_t barriers;                /* membarriers synchronizes issued (relaxed) */
-  uint64_t window_ns;               /* rm_now_ns() when the window began (0: none) */
-  uint64_t window_barriers;         /* `barriers` then */
+  struct rm_fcp_rate barriers;      /* membarriers synchronizes issued */
   uint32_t closing;                 /* CAS 0 -> 1: one thread closes the gate */
 } g = {
     .reg_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -321,9 +319,7 @@ RM_API int rm_rlu_init(const struct rm_rlu_options *opt) {
    * (SHUT) and that we overwrite costs nothing: the gate opens only while
    * FCP's mode says membarrier, and the switch has cleared that first. */
   rm_atomic_store_seq_cst(&rm_rlu_dom.gate, RM_FCP_GATE_CLOSED);
-  rm_atomic_store_relaxed(&g.barriers, (uint64_t)0);
-  rm_atomic_store_relaxed(&g.window_ns, (uint64_t)0);
-  rm_atomic_store_relaxed(&g.window_barriers, (uint64_t)0);
+  rm_fcp_rate_reset(&g.barriers);
   rm_atomic_store_relaxed(&g.closing, 0u);
   g.opt = o;
   rm_atomic_store_relaxed(&rm_rlu_global.fence_free, o.fence_free ? 1u : 0u);
@@ -331,10 +327,11 @@ RM_API int rm_rlu_init(const struct rm_rlu_options *opt) {
   return 0;
 }
 
+/* What section entry tests: the gate opens only with fence_free chosen and
+ * FCP in membarrier mode, and closes on rm_rlu_init(), FCP's switch to
+ * fence mode and close_fence_free(). */
 RM_API bool rm_rlu_fence_free(void) {
-  return rm_atomic_load_relaxed(&rm_rlu_global.fence_free) &&
-         (rm_atomic_load_relaxed(&rm_fcp_mode) & RM_FCP_NOFENCE) &&
-         !(rm_atomic_load_relaxed(&rm_rlu_dom.gate) & RM_FCP_GATE_CLOSED);
+  return !(rm_atomic_load_relaxed(&rm_rlu_dom.gate) & RM_FCP_GATE_CLOSED);
 }
 
 RM_API void rm_rlu_options_get(struct rm_rlu_options *out) {
@@ -733,35 +730,18 @@ static void close_fence_free(void) {
   rm_atomic_store_release(&rm_rlu_global.fence_free, 0u);
 }
 
-/* Called for every membarrier a synchronize issues.  Every 64th looks at
- * the clock; once a window of at least 100 ms has passed, it closes the
- * fence-free entry if the window's rate is above fence_free_max_barriers a
- * second, and starts a new window otherwise.  A window, not 64 barriers
- * alone: a thread preempted for a millisecond makes every commit of that
- * millisecond issue one (hundreds, at 20 % updates on 2 threads), which
- * says nothing about the steady rate.  Racy relaxed counters: a heuristic,
- * not an invariant. */
+/* Called for every membarrier a synchronize issues: closes the fence-free
+ * entry when a window of at least 100 ms saw more than
+ * fence_free_max_barriers a second (rm_fcp_rate_note).  A window, not 64
+ * barriers alone as FCP's automatic switch uses: a thread preempted for a
+ * millisecond makes every commit of that millisecond issue one (hundreds,
+ * at 20 % updates on 2 threads), which says nothing about the steady
+ * rate. */
 #define BARRIER_WINDOW_NS 100000000ull
 static void barrier_note(void) {
   unsigned rate = g.opt.fence_free_max_barriers;
-  if (rate == UINT_MAX) return;
-  uint64_t n = rm_atomic_fetch_add_relaxed(&g.barriers, (uint64_t)1) + 1;
-  if (n % 64 != 0) return;
-  uint64_t now = rm_now_ns(), w0 = rm_atomic_load_relaxed(&g.window_ns);
-  if (w0 == 0 || now < w0) { /* the first window */
-    rm_atomic_store_relaxed(&g.window_ns, now);
-    rm_atomic_store_relaxed(&g.window_barriers, n);
-    return;
-  }
-  uint64_t span = now - w0;
-  if (span < BARRIER_WINDOW_NS) return;
-  uint64_t count = n - rm_atomic_load_relaxed(&g.window_barriers);
-  if ((double)count * 1e9 / (double)span > (double)rate) {
+  if (rate != UINT_MAX && rm_fcp_rate_note(&g.barriers, rate, BARRIER_WINDOW_NS))
     close_fence_free();
-    return;
-  }
-  rm_atomic_store_relaxed(&g.window_ns, now);
-  rm_atomic_store_relaxed(&g.window_barriers, n);
 }
 
 /*

@@ -170,6 +170,20 @@ RM_API void rm_fcp_switch_to_fence(void);
  * second (measured over 64 of them); 0 (the default) never switches. */
 RM_API void rm_fcp_auto_fence(unsigned per_sec);
 
+/* A rate watch for events such as membarriers (rm_fcp_auto_fence, RLU's
+ * automatic close): rm_fcp_rate_note() counts one event and, on every
+ * 64th, once at least min_window_ns have passed since the window began,
+ * returns true if the window's rate was above per_sec a second (the caller
+ * then acts), and otherwise begins a new window.  Zero-initialised is a
+ * fresh watch.  Relaxed, racy counters: a heuristic, not an invariant. */
+struct rm_fcp_rate {
+  uint64_t count;        /* events */
+  uint64_t window_ns;    /* rm_now_ns() when the window began (0: none yet) */
+  uint64_t window_count; /* `count` then */
+};
+RM_API bool rm_fcp_rate_note(struct rm_fcp_rate *w, unsigned per_sec, uint64_t min_window_ns);
+RM_API void rm_fcp_rate_reset(struct rm_fcp_rate *w);
+
 /*
  * The gate: a fence-free read fast path that needs no mode test.
  *
@@ -342,6 +356,14 @@ RM_INLINE void rm_fcp_enter(struct rm_fcp_reader *r, const void *obj) {
  * with a short timeout, so a wake-up lost to store-buffer reordering costs
  * at most that timeout.  (A hold that rm_fcp_release_foreign() takes away
  * is not ended here: the releaser wakes the writers itself.) */
+/* The store half of a report: `seen` = v (release) and the wake-up of
+ * writers parked on r (see above).  RCU also calls it from its read lock,
+ * inside a section (rcu.c, rm_rcu_read_lock_report). */
+RM_INLINE void rm_fcp_report_store(struct rm_fcp_reader *r, uint64_t v) {
+  rm_atomic_store_release(&r->seen, v);
+  if (rm_atomic_load_relaxed(&r->wake)) rm_fcp_wake_writers(r);
+}
+
 RM_INLINE void rm_fcp_report(rm_fcp_domain_t *d, struct rm_fcp_reader *r) {
   /* A report counts the record as done with every object of the version:
    * made while it holds something, it would let a writer of that object in. */
@@ -349,10 +371,7 @@ RM_INLINE void rm_fcp_report(rm_fcp_domain_t *d, struct rm_fcp_reader *r) {
             "record %p reports while it holds %p", (void *)r,
             rm_atomic_load_relaxed(&r->passive));
   uint64_t v = rm_atomic_load_acquire(&d->version);
-  if (RM_UNLIKELY(rm_atomic_load_relaxed(&r->seen) != v)) {
-    rm_atomic_store_release(&r->seen, v);
-    if (rm_atomic_load_relaxed(&r->wake)) rm_fcp_wake_writers(r);
-  }
+  if (RM_UNLIKELY(rm_atomic_load_relaxed(&r->seen) != v)) rm_fcp_report_store(r, v);
 }
 
 /* Give up the passive hold (U1, release: the critical section happens

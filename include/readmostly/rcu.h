@@ -221,7 +221,8 @@ RM_INLINE void rm_rcu_read_unlock(void) {
     if (r == rm_rcu_tls.nest_rec) {
       /* An inner section ends: the nesting record is "in flight" again,
        * and after the last inner one the inline code works on the
-       * thread's record (still in flight) again. */
+       * thread's record (still in flight) again.  Relaxed: no other thread
+       * reads the nesting record (it is in no domain). */
       rm_atomic_store_relaxed(&r->passive, (const void *)&rm_rcu_in_flight);
       if (--rm_rcu_tls.depth == 0) rm_rcu_tls.rec = rm_rcu_tls.own;
     } else {

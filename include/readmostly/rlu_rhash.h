@@ -430,27 +430,21 @@ static inline int rm_rlu_rhash_split_in_(rm_rlu_ctx *self, struct rm_rlu_rhash_h
   if ((r = RM_RLU_TRY_LOCK(self, &src)) != 0) return r;
   if ((r = RM_RLU_TRY_LOCK(self, &a)) != 0) return r;
   if ((r = RM_RLU_TRY_LOCK(self, &b)) != 0) return r;
-  struct rm_rlu_rhash_node *ta = NULL, *tb = NULL; /* our copies of the tails */
+  /* The link each chain's next node goes into: the head's first, then
+   * the `next` of our copy of its last node. */
+  struct rm_rlu_rhash_node **la = &a->first, **lb = &b->first;
   struct rm_rlu_rhash_node *n = RM_RLU_DEREF(self, src->first);
   while (n != NULL) {
     RM_DEBUG_YIELD();
     if ((r = RM_RLU_TRY_LOCK(self, &n)) != 0) return r;
     struct rm_rlu_rhash_node *nx = RM_RLU_DEREF(self, n->next);
-    if (rm_rlu_rhash_mix(n->key) & bit) {
-      if (tb != NULL) rm_rlu_assign_ptr(&tb->next, n);
-      else rm_rlu_assign_ptr(&b->first, n);
-      tb = n;
-    } else {
-      if (ta != NULL) rm_rlu_assign_ptr(&ta->next, n);
-      else rm_rlu_assign_ptr(&a->first, n);
-      ta = n;
-    }
+    struct rm_rlu_rhash_node ***l = (rm_rlu_rhash_mix(n->key) & bit) ? &lb : &la;
+    rm_rlu_assign_ptr(*l, n);
+    *l = &n->next;
     n = nx;
   }
-  if (ta != NULL) rm_rlu_assign_ptr(&ta->next, NULL);
-  else rm_rlu_assign_ptr(&a->first, NULL);
-  if (tb != NULL) rm_rlu_assign_ptr(&tb->next, NULL);
-  else rm_rlu_assign_ptr(&b->first, NULL);
+  rm_rlu_assign_ptr(la, NULL);
+  rm_rlu_assign_ptr(lb, NULL);
   rm_rlu_assign_ptr(&src->first, NULL);
   src->fwd = src_fwd;
   a->fwd = NULL;
