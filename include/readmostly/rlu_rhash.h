@@ -222,6 +222,9 @@ struct rm_rlu_rhash_slot_ {
   struct rm_rlu_rhash_head head;
 };
 
+RM_STATIC_ASSERT(64 % sizeof(struct rm_rlu_rhash_slot_) == 0,
+                 "a head slot must not straddle a cache line");
+
 /* Plain memory: written by the resizer before anything can reach it, then
  * never changed until it is freed. */
 struct rm_rlu_rhash_tab {
@@ -259,13 +262,21 @@ static inline bool rm_rlu_rhash_size_ok_(size_t n) {
 /* Head i of array t. */
 #define RM_RLU_RHASH_B_(t, i) (&(t)->b[(i)].head)
 
-/* A new array of n heads, all empty; NULL on ENOMEM. */
+/* A new array of n heads, all empty; NULL on ENOMEM.  The allocation is
+ * cache-line aligned and the heads start one line in, so every 32-byte
+ * slot (header and head) lies within one line: a lookup's head costs one
+ * line, never two (malloc's 16-byte alignment put half the slots across a
+ * line boundary whenever the array came from the heap rather than mmap). */
+#define RM_RLU_RHASH_LINE_ 64
 static inline struct rm_rlu_rhash_tab *rm_rlu_rhash_tab_new_(size_t n) {
-  struct rm_rlu_rhash_tab *t =
-      (struct rm_rlu_rhash_tab *)malloc(sizeof *t + n * sizeof(struct rm_rlu_rhash_slot_));
-  if (t == NULL) return NULL;
+  size_t bytes = RM_RLU_RHASH_LINE_ + n * sizeof(struct rm_rlu_rhash_slot_);
+  /* C11's aligned_alloc wants a multiple of the alignment. */
+  void *p = aligned_alloc(RM_RLU_RHASH_LINE_, (bytes + RM_RLU_RHASH_LINE_ - 1) &
+                                                  ~(size_t)(RM_RLU_RHASH_LINE_ - 1));
+  if (p == NULL) return NULL;
+  struct rm_rlu_rhash_tab *t = (struct rm_rlu_rhash_tab *)p;
   t->mask = n - 1;
-  t->b = (struct rm_rlu_rhash_slot_ *)(void *)(t + 1);
+  t->b = (struct rm_rlu_rhash_slot_ *)(void *)((char *)p + RM_RLU_RHASH_LINE_);
   for (size_t i = 0; i < n; i++) {
     t->b[i].hdr.copy = NULL;
     t->b[i].hdr.size = sizeof(struct rm_rlu_rhash_head);
