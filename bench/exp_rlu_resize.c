@@ -46,6 +46,8 @@
  *                      the fixed modes)
  *   resize_ms          mean duration of one resize (grow or shrink), over
  *                      every resize of the run (resizing only)
+ *   resizer_cpu        the resizer thread's CPU time over the run, in CPUs
+ *                      (resizing only): the share it took from the lookups
  *   ops_per_sec        rlu-upd10 only: lookups and updates
  *   fence_free_at_end  RLU rows: 1 if the run ended with the fence-free
  *                      entry, 0 if RLU closed it (membarriers too frequent)
@@ -84,7 +86,15 @@ struct rr_run {
   uint64_t resizes;      /* completed before the stop */
   uint64_t all_resizes;  /* completed */
   uint64_t resize_ns;    /* time of all completed */
+  uint64_t resizer_cpu_ns; /* CPU time the resizer thread used */
 };
+
+/* CPU time the calling thread has used. */
+static uint64_t rr_thread_cpu_ns(void) {
+  struct timespec ts;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 /* Resizer body shared by all: grow, shrink, grow, ... until the stop, at
  * least one started. */
@@ -99,6 +109,7 @@ struct rr_run {
       if (!stopped()) (r)->resizes++;                                           \
       want_ = want_ == RR_LARGE ? RR_SMALL : RR_LARGE;                          \
     } while (!stopped());                                                       \
+    (r)->resizer_cpu_ns = rr_thread_cpu_ns();                                   \
   } while (0)
 
 /* ---- RCU flavours over rcu_hash.h -------------------------------------------- */
@@ -272,6 +283,8 @@ static void rr_measure(const struct bench_sel *sel, int nthreads, int mode, int 
   if (resizing && r->all_resizes)
     emit(name, nthreads, par, rep, "resize_ms", (double)r->resize_ns / 1e6 / (double)r->all_resizes,
          "ms");
+  if (resizing) /* the share of one CPU the resizer took from the lookups */
+    emit(name, nthreads, par, rep, "resizer_cpu", (double)r->resizer_cpu_ns / 1e9 / secs, "CPU");
   if (sel->idx == RR_RLU_UPD10)
     emit(name, nthreads, par, rep, "ops_per_sec", (double)(lookups + updates) / secs, "ops/s");
   if (!rcu) /* 0: RLU closed its fence-free entry during the run (rlu.h) */

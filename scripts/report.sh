@@ -1041,11 +1041,12 @@ echo
 echo "8k / 16k: 8192 / 16 384 buckets, no resizes; resizing: one more thread grows and shrinks the"
 echo "table between them (RCU: zip, column-wise unzip with a grace period per pass; RLU: each bucket"
 echo "pair split or merged in one section).  rlu-upd10: RLU with 10 % of operations updates."
+echo "Resizer CPU: the resizer thread's CPU time over the run, in CPUs (taken from the lookups)."
 echo
-echo "| impl | T | lookups/s, 8k | lookups/s, 16k | lookups/s, resizing | resizes/s | ms per resize |"
-echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+echo "| impl | T | lookups/s, 8k | lookups/s, 16k | lookups/s, resizing | resizes/s | ms per resize | resizer CPU |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 for t in 1 2; do for i in ${RR//,/ }; do
-  echo "| $i | $t | $(hm rate rlu_resize "$i" $t mode=8k lookups_per_sec) | $(hm rate rlu_resize "$i" $t mode=16k lookups_per_sec) | $(hm rate rlu_resize "$i" $t mode=resizing lookups_per_sec) | $(hm rate rlu_resize "$i" $t mode=resizing resizes_per_sec) | $(hm num rlu_resize "$i" $t mode=resizing resize_ms) |"
+  echo "| $i | $t | $(hm rate rlu_resize "$i" $t mode=8k lookups_per_sec) | $(hm rate rlu_resize "$i" $t mode=16k lookups_per_sec) | $(hm rate rlu_resize "$i" $t mode=resizing lookups_per_sec) | $(hm rate rlu_resize "$i" $t mode=resizing resizes_per_sec) | $(hm num rlu_resize "$i" $t mode=resizing resize_ms) | $(hm num rlu_resize "$i" $t mode=resizing resizer_cpu) |"
 done; done
 echo
 img rlu_resize.png rlu_resize

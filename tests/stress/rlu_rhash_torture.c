@@ -14,7 +14,8 @@
  *      and a lookup of its own key right after sees it so;
  *  (c) at the end the table holds exactly the stable keys and the keys the
  *      writers believe present (lookups, count in one section, and size);
- *  (d) a reader's count (one section) is never below S nor above S + W K.
+ *  (d) a reader's count (one section) is never below S nor above S + W K;
+ *  (e) at the end the root carries no progress hint.
  * --batch K: K bucket pairs per resize section (rm_rlu_rhash_set_batch).
  * With --inject one resize in 4 fails with ENOMEM at a random step
  * (RM_RLU_RHASH_INJECT), so the undo runs under the same load; it must
@@ -34,6 +35,9 @@
 static _Thread_local uint64_t inject_step = UINT64_MAX; /* resizer only */
 static bool inject(size_t k) { return k != SIZE_MAX && (uint64_t)k == inject_step; }
 #define RM_RLU_RHASH_INJECT(k) inject(k)
+/* The root's progress hint after every 2 resize sections (64 in the
+ * header), so that a table of 64 buckets has it most of a resize. */
+#define RM_RLU_RHASH_HINT_EVERY 2
 #include <readmostly/rlu_rhash.h>
 
 static struct rm_rlu_rhash *H;
@@ -213,6 +217,9 @@ int main(int argc, char **argv) {
   CHECK_EQ(rm_rlu_rhash_count(self, H), expect);
   rm_rlu_sync(self);
   CHECK_EQ(rm_rlu_rhash_size(H), expect);
+  /* (e) no resize runs: no hint may be left (a resize undone by ENOMEM
+   * takes its hint away before the undo) */
+  CHECK(H->root->ntab == NULL && H->root->done == 0);
   printf("rlu_rhash_torture: %lu resizes, %lu injected failures, %zu keys at the end\n",
          atomic_load(&resizes), atomic_load(&injected), expect);
   rm_rlu_thread_unregister(self);

@@ -11,6 +11,8 @@
  *    (rm_rlu_rhash_set_batch).  And for real: a max_log_bytes that a bucket of 40 keys
  *    exceeds makes the grow's split of that bucket fail, and the undo of
  *    the buckets already split restores the table.
+ *  - the root's progress hint (every 2 sections here): the values each
+ *    step's section sees, none left after a resize or an undone one.
  *  Under the fine-grained flavor, with deferral (limit 10), and the
  *  coarse-grained one.  (Mutant checked: the undo left out of resize, the
  *  ENOMEM cases find keys missing and the size changed.) */
@@ -18,10 +20,32 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <readmostly/rlu.h>
+
 static size_t inject_at = (size_t)-2; /* the step that fails; -2: none */
-static bool inject(size_t k) { return k == inject_at; }
+/* hint(): the root's progress hint as each step's section sees it. */
+static struct rm_rlu_rhash *hint_h;
+static rm_rlu_ctx *hint_self;
+static size_t hint_done[64];
+static bool hint_ntab[64];
+static void hint_note(size_t k);
+static bool inject(size_t k) {
+  if (hint_h != NULL && k < 64) hint_note(k);
+  return k == inject_at;
+}
 #define RM_RLU_RHASH_INJECT(k) inject(k)
+/* The hint after every 2 resize sections (64 by default), so that these
+ * small tables have one, and the undo after ENOMEM must take it away. */
+#define RM_RLU_RHASH_HINT_EVERY 2
 #include <readmostly/rlu_rhash.h>
+
+static void hint_note(size_t k) {
+  /* Inside the step's section: the root as this section reads it (our own
+   * copy under deferral). */
+  struct rm_rlu_rhash_root *root = RM_RLU_DEREF(hint_self, hint_h->root);
+  hint_done[k] = root->done;
+  hint_ntab[k] = root->ntab != NULL;
+}
 
 struct cfg {
   const char *name;
@@ -208,6 +232,38 @@ static void log_limit(void) {
   set_rlu(0);
 }
 
+/* The hint: a grow of 8 steps, one per section, publishes 2, 4 and 6 (not
+ * 8: the root's own section comes next); the steps after a hint find it;
+ * none is left after the resize, nor after one that failed at step 5. */
+static void hint(void) {
+  struct rm_rlu_rhash *h = rm_rlu_rhash_create(8, C->flavor == RM_RLU_COARSE);
+  rm_rlu_ctx *self = rm_rlu_thread_register();
+  CHECK(h != NULL && self != NULL);
+  for (unsigned i = 0; i < 100; i++) CHECK_EQ(rm_rlu_rhash_add(self, h, key_of(i)), 1);
+  hint_h = h;
+  hint_self = self;
+  CHECK_ERR(rm_rlu_rhash_resize(self, h, 16), 0);
+  for (size_t k = 0; k <= 8; k++) {
+    size_t want = k < 2 ? 0 : k == 8 ? 6 : k - k % 2;
+    CHECK_EQ(hint_done[k], want);
+    CHECK_EQ(hint_ntab[k], want != 0);
+  }
+  rm_rlu_sync(self);
+  CHECK(h->root->ntab == NULL && h->root->done == 0);
+  inject_at = 5;
+  CHECK_ERR(rm_rlu_rhash_resize(self, h, 8), ENOMEM);
+  inject_at = (size_t)-2;
+  CHECK_EQ(hint_done[5], 4);
+  rm_rlu_sync(self);
+  CHECK(h->root->ntab == NULL && h->root->done == 0);
+  CHECK_EQ(rm_rlu_rhash_buckets(self, h), 16);
+  hint_h = NULL;
+  for (unsigned i = 0; i < 100; i++) CHECK_EQ(rm_rlu_rhash_contains(self, h, key_of(i)), 1);
+  CHECK_EQ(rm_rlu_rhash_count(self, h), 100);
+  rm_rlu_thread_unregister(self);
+  rm_rlu_rhash_destroy(h);
+}
+
 int main(void) {
   for (size_t c = 0; c < sizeof cfgs / sizeof cfgs[0]; c++) {
     C = &cfgs[c];
@@ -215,6 +271,7 @@ int main(void) {
     set_rlu(0);
     contract();
     log_limit();
+    hint();
   }
   TEST_MAIN_END();
 }
