@@ -169,13 +169,18 @@ echo "# kyoto-rlu.sh: Kyoto Cabinet 1.2.79 CacheDB, RLU paper Fig. 12 workload"
 echo "# machine: $(uname -srm), $(nproc) CPUs, $(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo)"
 echo "# records $RECORDS (keys from $((2 * RECORDS))), duration ${DURATION}s, reps $REPS, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 echo "experiment,impl,threads,param,rep,metric,value,unit"
-for impl in ${IMPLS//,/ }; do
-  args=(--impl "$impl" --threads "$THREADS" --mutations 2,10 --records "$RECORDS" --duration "$DURATION" --reps "$REPS")
-  case $impl in
-  stock) "$WORK/stock/kcbench" "${args[@]}" ;;
-  preload) LD_PRELOAD=$PRELOAD "$WORK/stock/kcbench" "${args[@]}" ;;
-  preload-prwlock) LD_PRELOAD=$PRELOAD READMOSTLY_RWLOCK=prwlock "$WORK/stock/kcbench" "${args[@]}" ;;
-  rlu) [ -n "$RLUK" ] && "$WORK/rlu/kcbench" "${args[@]}" ;;
-  *) log "unknown implementation $impl"; exit 2 ;;
-  esac
+# One repetition of every implementation, then the next: a drift of the
+# machine during the run falls on all of them alike.
+for rep in $(seq 1 "$REPS"); do
+  for impl in ${IMPLS//,/ }; do
+    args=(--impl "$impl" --threads "$THREADS" --mutations 2,10 --records "$RECORDS" --duration "$DURATION"
+      --reps 1 --first-rep "$rep")
+    case $impl in
+    stock) "$WORK/stock/kcbench" "${args[@]}" ;;
+    preload) LD_PRELOAD=$PRELOAD "$WORK/stock/kcbench" "${args[@]}" ;;
+    preload-prwlock) LD_PRELOAD=$PRELOAD READMOSTLY_RWLOCK=prwlock "$WORK/stock/kcbench" "${args[@]}" ;;
+    rlu) [ -n "$RLUK" ] && "$WORK/rlu/kcbench" "${args[@]}" ;;
+    *) log "unknown implementation $impl"; exit 2 ;;
+    esac
+  done
 done

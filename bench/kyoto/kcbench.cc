@@ -5,7 +5,7 @@
  * remove in equal parts), the rest gets.
  *
  *   kcbench --impl NAME --threads 1,2,4 --mutations 2,10 --records N
- *           --duration S --reps R
+ *           --duration S --reps R [--first-rep F]
  *
  * The database starts with N records of 100-byte values, keys drawn from a
  * space of 2N (so that add and remove succeed about half of the time and
@@ -15,6 +15,10 @@
  * of a key known to be present in a read-only run is checked; a failed
  * operation (other than add finding the key, or remove and get not finding
  * it) ends the program with an error.
+ *
+ * --first-rep F numbers the repetitions F .. F+R-1 (the number also seeds
+ * the workers), so that a script can interleave the implementations one
+ * repetition at a time and still get the rows and seeds of one --reps run.
  *
  * CacheDB's implementation is inline in kccachedb.h, so this program is
  * compiled once per Kyoto variant, against that variant's headers
@@ -40,6 +44,7 @@ struct Options {
   long records = 200000;
   double duration = 1.0;
   int reps = 3;
+  int first_rep = 1;
 };
 
 std::vector<int> parse_list(const char *s, const char *what) {
@@ -181,13 +186,14 @@ int main(int argc, char **argv) {
     else if (a == "--records") o.records = std::atol(val());
     else if (a == "--duration") o.duration = std::atof(val());
     else if (a == "--reps") o.reps = std::atoi(val());
+    else if (a == "--first-rep") o.first_rep = std::atoi(val());
     else {
       std::fprintf(stderr, "kcbench: unknown option %s\n", a.c_str());
       return 2;
     }
   }
-  if (o.records < 1 || o.duration <= 0 || o.reps < 1) {
-    std::fprintf(stderr, "kcbench: --records, --duration and --reps must be positive\n");
+  if (o.records < 1 || o.duration <= 0 || o.reps < 1 || o.first_rep < 1) {
+    std::fprintf(stderr, "kcbench: --records, --duration, --reps and --first-rep must be positive\n");
     return 2;
   }
   for (int t : o.threads)
@@ -195,7 +201,7 @@ int main(int argc, char **argv) {
       std::fprintf(stderr, "kcbench: thread counts must be positive\n");
       return 2;
     }
-  for (int rep = 1; rep <= o.reps; rep++)
+  for (int rep = o.first_rep; rep < o.first_rep + o.reps; rep++)
     for (int m : o.mutations)
       for (int t : o.threads) {
         double v = run(t, m, o, rep);
