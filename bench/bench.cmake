@@ -3,6 +3,12 @@
 # Concurrency Kit peers are compiled in when Debian's libck-dev is installed
 # (header-only use), liburcu's memb flavour when liburcu-dev is.
 include(CheckIncludeFile)
+# A "not found" is looked for again at every configure, so that a build
+# directory configured before libck-dev was installed picks it up (the
+# report installs it, then configures).
+if(NOT RM_BENCH_HAVE_CK)
+  unset(RM_BENCH_HAVE_CK CACHE)
+endif()
 check_include_file(ck_rwlock.h RM_BENCH_HAVE_CK)
 find_path(RM_URCU_INCLUDE urcu/urcu-memb.h PATHS /usr/include/${CMAKE_LIBRARY_ARCHITECTURE})
 find_library(RM_URCU_MEMB_LIB urcu-memb)

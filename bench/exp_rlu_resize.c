@@ -46,7 +46,8 @@
  *                      the fixed modes)
  *   resize_ms          mean duration of one resize (grow or shrink), over
  *                      every resize of the run (resizing only)
- *   resizer_cpu        the resizer thread's CPU time over the run, in CPUs
+ *   resizer_cpu        the resizer thread's CPU time over its own run (from
+ *                      the start to the end of its last resize), in CPUs
  *                      (resizing only): the share it took from the lookups
  *   ops_per_sec        rlu-upd10 only: lookups and updates
  *   fence_free_at_end  RLU rows: 1 if the run ended with the fence-free
@@ -87,6 +88,7 @@ struct rr_run {
   uint64_t all_resizes;  /* completed */
   uint64_t resize_ns;    /* time of all completed */
   uint64_t resizer_cpu_ns; /* CPU time the resizer thread used */
+  uint64_t resizer_ns;     /* and the time from its start to its end */
 };
 
 /* CPU time the calling thread has used. */
@@ -101,6 +103,7 @@ static uint64_t rr_thread_cpu_ns(void) {
 #define RR_RESIZE_LOOP(r, RESIZE)                                               \
   do {                                                                          \
     size_t want_ = RR_LARGE;                                                    \
+    uint64_t start_ = rm_now_ns(), cpu0_ = rr_thread_cpu_ns();                  \
     do {                                                                        \
       uint64_t t0_ = rm_now_ns();                                               \
       if ((RESIZE) != 0) bench_fatal("rlu_resize: resize to %zu failed", want_); \
@@ -109,7 +112,8 @@ static uint64_t rr_thread_cpu_ns(void) {
       if (!stopped()) (r)->resizes++;                                           \
       want_ = want_ == RR_LARGE ? RR_SMALL : RR_LARGE;                          \
     } while (!stopped());                                                       \
-    (r)->resizer_cpu_ns = rr_thread_cpu_ns();                                   \
+    (r)->resizer_cpu_ns = rr_thread_cpu_ns() - cpu0_;                           \
+    (r)->resizer_ns = rm_now_ns() - start_;                                     \
   } while (0)
 
 /* ---- RCU flavours over rcu_hash.h -------------------------------------------- */
@@ -283,8 +287,9 @@ static void rr_measure(const struct bench_sel *sel, int nthreads, int mode, int 
   if (resizing && r->all_resizes)
     emit(name, nthreads, par, rep, "resize_ms", (double)r->resize_ns / 1e6 / (double)r->all_resizes,
          "ms");
-  if (resizing) /* the share of one CPU the resizer took from the lookups */
-    emit(name, nthreads, par, rep, "resizer_cpu", (double)r->resizer_cpu_ns / 1e9 / secs, "CPU");
+  if (resizing && r->resizer_ns) /* the share of a CPU the resizer took from the lookups */
+    emit(name, nthreads, par, rep, "resizer_cpu", (double)r->resizer_cpu_ns / (double)r->resizer_ns,
+         "CPU");
   if (sel->idx == RR_RLU_UPD10)
     emit(name, nthreads, par, rep, "ops_per_sec", (double)(lookups + updates) / secs, "ops/s");
   if (!rcu) /* 0: RLU closed its fence-free entry during the run (rlu.h) */
