@@ -87,7 +87,7 @@
  *   array's head directly.  Without it, a lookup in a bucket already split
  *   or merged reads two heads (the old one only to find its fwd), and since
  *   a resize forwards bucket after bucket, lookups during one did that half
- *   the time: the resizing table's lookups were 0.84x RCU's against 0.89x
+ *   the time: the resizing table's lookups were 0.84x RCU's against 0.87-0.90x
  *   with the hint (docs/rlu.md).  A hint section that fails for memory is
  *   skipped (the hint only saves a hop); the root's own section clears it.
  *
