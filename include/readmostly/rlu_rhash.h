@@ -87,8 +87,8 @@
  *   array's head directly.  Without it, a lookup in a bucket already split
  *   or merged reads two heads (the old one only to find its fwd), and since
  *   a resize forwards bucket after bucket, lookups during one did that half
- *   the time: the resizing table's lookups were 0.84x RCU's against 0.87-0.90x
- *   with the hint (docs/rlu.md).  A hint section that fails for memory is
+ *   the time: the resizing table's lookups were 0.84x RCU's against
+ *   0.87-0.90x with the hint (docs/rlu.md).  A hint section that fails for memory is
  *   skipped (the hint only saves a hop); the root's own section clears it.
  *
  *   Resize, shrink (2m -> m).  The same with merges: for each new bucket
@@ -133,10 +133,11 @@
  *   ENOMEM with the table as it was (its keys as concurrent updates left
  *   them, its size unchanged).  Before the first undo one section takes
  *   the hint away (retried like an undo), so that no later section goes to
- *   a new head whose step is being undone.  An undo section that itself fails for
- *   memory is retried after a yield until it commits: a max_log_bytes too
- *   small for one bucket's objects (head, partner head, new head, a
- *   chain's nodes) therefore makes a resize spin; leave it 0, or generous.
+ *   a new head whose step is being undone.  An undo section that itself
+ *   fails for memory is retried after a yield until it commits: a
+ *   max_log_bytes too small for one bucket's objects (head, partner head,
+ *   new head, a chain's nodes) therefore makes a resize spin; leave it 0,
+ *   or generous.
  *
  *   The _in functions run inside a section the caller opened (entered with
  *   rm_rlu_writer_lock() under the coarse flavor); several in one section
@@ -190,11 +191,13 @@
  *
  * FOOTPRINT
  *   Per bucket: a head (16 bytes behind a 16-byte object header) in the
- *   array, which is cache-line aligned so that no head straddles a line.  Per key: a node of 16 bytes behind its
- *   16-byte header.  A grow copies into the resizer's write-log, per old
- *   bucket, 3 heads and every node of the bucket; a shrink 3 heads and one
- *   node per new bucket (the paper measured the RLU resize at half the
- *   speed of RCU's for this copying).
+ *   array, which is cache-line aligned so that no head straddles a line.
+ *   Per key: a node of 16 bytes behind its 16-byte header.  Per table: the
+ *   root (a pointer, the hint's pointer and count).  A grow copies into
+ *   the resizer's write-log, per old bucket, 3 heads and every node of the
+ *   bucket; a shrink 3 heads and one node per new bucket (the paper
+ *   measured the RLU resize at half the speed of RCU's for this copying);
+ *   every 64th section also the root, for the hint.
  */
 #ifndef READMOSTLY_RLU_RHASH_H
 #define READMOSTLY_RLU_RHASH_H
