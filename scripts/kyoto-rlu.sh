@@ -179,7 +179,7 @@ for rep in $(seq 1 "$REPS"); do
     stock) "$WORK/stock/kcbench" "${args[@]}" ;;
     preload) LD_PRELOAD=$PRELOAD "$WORK/stock/kcbench" "${args[@]}" ;;
     preload-prwlock) LD_PRELOAD=$PRELOAD READMOSTLY_RWLOCK=prwlock "$WORK/stock/kcbench" "${args[@]}" ;;
-    rlu) [ -n "$RLUK" ] && "$WORK/rlu/kcbench" "${args[@]}" ;;
+    rlu) if [ -n "$RLUK" ]; then "$WORK/rlu/kcbench" "${args[@]}"; fi ;;
     *) log "unknown implementation $impl"; exit 2 ;;
     esac
   done

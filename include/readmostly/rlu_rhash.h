@@ -302,6 +302,8 @@ static inline bool rm_rlu_rhash_size_ok_(size_t n) {
  * line boundary whenever the array came from the heap rather than mmap). */
 #define RM_RLU_RHASH_LINE_ 64
 static inline struct rm_rlu_rhash_tab *rm_rlu_rhash_tab_new_(size_t n) {
+  /* 2^30 heads do not fit a 32-bit size_t: ENOMEM, not a short array. */
+  if (n > (SIZE_MAX - 2 * RM_RLU_RHASH_LINE_) / sizeof(struct rm_rlu_rhash_slot_)) return NULL;
   size_t bytes = RM_RLU_RHASH_LINE_ + n * sizeof(struct rm_rlu_rhash_slot_);
   /* C11's aligned_alloc wants a multiple of the alignment. */
   void *p = aligned_alloc(RM_RLU_RHASH_LINE_, (bytes + RM_RLU_RHASH_LINE_ - 1) &

@@ -22,9 +22,12 @@
  * leave the bucket count as it was.
  * The run lasts T seconds and at least until M resizes (--min-resizes,
  * default 2: a grow and a shrink) have completed and every writer has done
- * 200 operations: a slow machine makes it longer, never a failure.  (Mutants checked: a merge that does not lock the
- * partner head loses writers' adds, (b); the root switched to the new
- * array before the buckets are split, (a) fails at once.)
+ * 200 operations: a slow machine makes it longer, never a failure.
+ * (Mutants checked: a merge that does not lock the partner head loses
+ * writers' adds, (b); the root switched to the new array before the
+ * buckets are split, (a) fails at once; a hint one step ahead of the
+ * commits, (a) in every variant; no removal of the hint before an undo,
+ * (a) under --inject; the root's section leaving the hint, (e).)
  */
 #include "test.h"
 #include <stdatomic.h>

@@ -1,6 +1,7 @@
 /* readmostly/rlu_rhash.h: the resizable RLU hash table, one thread.
- *  - create's EINVAL cases; add / remove / contains return values; count (a
- *    section) and size (without) across grows and shrinks (8 -> 16 -> 32 ->
+ *  - create's EINVAL cases; head slots that never straddle a cache line;
+ *    add / remove / contains return values; count (a section) and size
+ *    (without) across grows and shrinks (8 -> 16 -> 32 ->
  *    16 -> 8 -> 4 -> 2 -> 1 -> 2 -> 4 buckets, 2 -> 8 refused); resize's
  *    EINVAL cases (not double, half or the same size); the _in steps in one section, and an aborted
  *    section applying nothing.
@@ -14,8 +15,11 @@
  *  - the root's progress hint (every 2 sections here): the values each
  *    step's section sees, none left after a resize or an undone one.
  *  Under the fine-grained flavor, with deferral (limit 10), and the
- *  coarse-grained one.  (Mutant checked: the undo left out of resize, the
- *  ENOMEM cases find keys missing and the size changed.) */
+ *  coarse-grained one.  (Mutants checked: the undo left out of resize, the
+ *  ENOMEM cases find keys missing and the size changed; the undo without
+ *  taking the hint away, and the root's section leaving it, fail hint();
+ *  the array laid out right after its 16-byte struct, as malloc returned
+ *  it, fails slots_in_lines().) */
 #include "test.h"
 #include <stdbool.h>
 #include <stdint.h>
@@ -100,6 +104,24 @@ static void fail_resize(rm_rlu_ctx *self, struct rm_rlu_rhash *h, size_t to, siz
   check_set(self, h, have);
 }
 
+/* Every head slot (object header and head) lies within one cache line,
+ * wherever the heap puts the array: tables of 1 to 64 buckets, each after
+ * an allocation of 16 to 64 bytes that moves the next one along. */
+static void slots_in_lines(void) {
+  for (size_t n = 1; n <= 64; n *= 2)
+    for (size_t pad = 16; pad <= 64; pad += 16) {
+      void *shift = malloc(pad);
+      struct rm_rlu_rhash *t = rm_rlu_rhash_create(n, C->flavor == RM_RLU_COARSE);
+      CHECK(shift != NULL && t != NULL);
+      for (size_t i = 0; i < n; i++) {
+        uintptr_t a = (uintptr_t)&t->root->tab->b[i];
+        CHECK(a / 64 == (a + sizeof t->root->tab->b[i] - 1) / 64);
+      }
+      rm_rlu_rhash_destroy(t);
+      free(shift);
+    }
+}
+
 static void contract(void) {
   errno = 0;
   CHECK(rm_rlu_rhash_create(0, false) == NULL);
@@ -109,6 +131,7 @@ static void contract(void) {
   bool coarse = C->flavor == RM_RLU_COARSE;
   struct rm_rlu_rhash *h = rm_rlu_rhash_create(8, coarse);
   CHECK(h != NULL);
+  slots_in_lines();
   rm_rlu_ctx *self = rm_rlu_thread_register();
   CHECK(self != NULL);
   static bool have[NKEYS];
