@@ -9,11 +9,15 @@
  *     changes only under gp_lock.  A caller that read gp_seq = s0 needs the
  *     end of a grace period that began after its read: gp_seq reaching
  *     (s0 + 3) & ~1.
- *  3. A record of a thread that is not inside rm_rcu_read_lock() may say
- *     seen == UINT64_MAX ("never wait for me") only while the thread
- *     cannot begin a section without first going through
- *     rm_rcu_thread_online() (offline threads, and synchronize callers
- *     while they wait for a grace period).
+ *  3. A record whose `seen` is RM_RCU_SEEN_OFFLINE ("never wait for me":
+ *     its thread is offline, or waits in synchronize or barrier) has no
+ *     section whose loads have begun: every lock that finds its record in
+ *     that state leaves it (leave_offline: `seen` = 0 and a full fence, one
+ *     instruction) before the section's first load, be it the outermost
+ *     lock (rm_rcu_read_lock_report) or an inner one, in a signal handler
+ *     that interrupted the outermost lock before it got there
+ *     (rm_rcu_read_lock_slowpath).  The state is entered only outside any
+ *     section (go_offline).
  *  4. A callback is in exactly one place: a call data object's queue, its
  *     worker's current batch (crd->batch), or running.
  */
@@ -30,16 +34,17 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The stand-in record of threads without one (not registered, offline),
- * shared by all of them and in no domain.  Its `passive` starts as its own
- * address (not NULL: a read lock goes to rm_rcu_read_lock_attach()); a
- * misplaced unlock stores NULL there, and a lock that then finds NULL
- * stores "in flight" (both relaxed atomics, harmless): such a lock finds
- * `seen` (UINT64_MAX, never written, never a version) different from the
- * gate and its slow path sees the stand-in.  rm_rcu_read_ongoing() never
- * trusts its `passive`. */
+/* The stand-in record of threads without one (not registered), shared by
+ * all of them and in no domain.  Its `passive` starts as its own address
+ * (not NULL: a read lock goes to rm_rcu_read_lock_slowpath()); a misplaced
+ * unlock stores NULL there, and a lock that then finds NULL stores "in
+ * flight" (both relaxed atomics, harmless): such a lock finds `seen`
+ * (RM_RCU_SEEN_OFFLINE, never written, never a version) different from
+ * the gate and its slow path sees the stand-in; a lock that finds "in
+ * flight" finds `seen` offline and goes to the slow path too.
+ * rm_rcu_read_ongoing() never trusts its `passive`. */
 RM_API struct rm_fcp_reader rm_rcu_unregistered = {.passive = &rm_rcu_unregistered,
-                                                    .seen = UINT64_MAX};
+                                                    .seen = RM_RCU_SEEN_OFFLINE};
 RM_API __thread struct rm_rcu_thread rm_rcu_tls
     __attribute__((tls_model("initial-exec"))) = {.rec = &rm_rcu_unregistered};
 RM_API const uint64_t rm_rcu_in_flight = 0x52435500u; /* its address is what counts */
@@ -59,15 +64,25 @@ static void fork_prepare(void);
 static void fork_parent(void);
 static void fork_child(void);
 
+/* Signals are blocked while a thread registers or unregisters: a read
+ * lock in a handler would otherwise find the thread's state half made (or
+ * allocate inside the allocator the thread is in). */
+static void signals_block(sigset_t *old) {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, old);
+}
+static void signals_restore(const sigset_t *old) { pthread_sigmask(SIG_SETMASK, old, NULL); }
+
 /* Forget the thread's record (the record itself is released by the
  * caller or the core) and free its nesting record (a later registration
- * allocates one again). */
+ * allocates one again).  Signals are blocked. */
 static void tls_reset(struct rm_rcu_thread *t) {
   struct rm_fcp_reader *n = t->nest_rec;
-  struct rm_rcu_call_data *crd = t->crd;
-  memset(t, 0, sizeof *t);
   t->rec = &rm_rcu_unregistered;
-  t->crd = crd;
+  t->own = NULL;
+  t->nest_rec = NULL;
+  t->depth = 0;
   free(n);
 }
 
@@ -79,12 +94,13 @@ static bool nest_rec_ensure(struct rm_rcu_thread *t) {
   if (!n) return false;
   memset(n, 0, sizeof *n);
   n->passive = &rm_rcu_in_flight;
-  n->seen = UINT64_MAX;
+  n->seen = RM_RCU_SEEN_NEST;
   t->nest_rec = n;
   return true;
 }
 
-/* The thread has record r from now on, outside any section. */
+/* The thread has record r from now on, outside any section.  Signals are
+ * blocked. */
 static void tls_attach(struct rm_rcu_thread *t, struct rm_fcp_reader *r) {
   t->own = r;
   t->depth = 0;
@@ -97,7 +113,10 @@ static void thread_exit_hook(struct rm_fcp_reader *r) {
    * Forget it, so that a later destructor of this thread that reads
    * registers afresh instead of writing into a record another thread may
    * own by then. */
+  sigset_t old;
+  signals_block(&old);
   tls_reset(&rm_rcu_tls);
+  signals_restore(&old);
 }
 
 static void dom_init(void) {
@@ -134,51 +153,83 @@ static struct rm_fcp_reader *claim(void) {
   return r;
 }
 
-/* Leave the "never wait for me" state (invariant 3).  seen = 0 first
- * (relaxed), then a full fence, then the report's acquire load of the
- * version.  Dekker with a synchronize, which bumps the version (seq_cst
- * RMW and a fence, rm_fcp_begin) and then loads `seen`: either it sees 0
- * and treats the record as a straggler (membarrier, then the truth of
- * `passive`), or our load sees its version, and with it every store the
- * updater made before it, so our next section cannot see what it retired. */
+/* Leave the offline state (invariant 3): `seen` = 0 and a full fence, in
+ * one instruction (an exchange) on x86, so that no signal handler of this
+ * thread can run between the two.  Dekker with a grace period, which bumps
+ * the version (seq_cst RMW and a fence, rm_fcp_begin) and then loads
+ * `seen`: either it sees 0 and treats the record as a straggler
+ * (membarrier, then the truth of `passive`), or it saw UINT64_MAX before
+ * our exchange, and then every load we make after it sees its version and
+ * every update made before it. */
+static void leave_offline(struct rm_fcp_reader *r) {
+  (void)rm_atomic_xchg_seq_cst(&r->seen, (uint64_t)0);
+#if !(defined(__x86_64__) || defined(__i386__)) || defined(RM_TSAN)
+  rm_fence_store_load(); /* where a locked exchange is not a full fence; TSan's view */
+#endif
+}
+
+/* Come back online: leave the offline state, then report the version
+ * (its acquire load comes after the fence). */
 static void come_online(struct rm_fcp_reader *r) {
-  rm_atomic_store_relaxed(&r->seen, (uint64_t)0);
-  rm_fence_store_load();
+  leave_offline(r);
   rm_fcp_report(r->domain, r);
 }
 
-/* Enter the "never wait for me" state: a release store, so everything this
- * thread did before (its sections included) happens before a synchronize
- * that reads UINT64_MAX and concludes without it. */
-static void go_offline(struct rm_fcp_reader *r) {
-  rm_atomic_store_release(&r->seen, UINT64_MAX);
+/* Enter the offline state, outside any section: a release store, so that
+ * everything this thread did before (its sections included) happens before
+ * a grace period that reads UINT64_MAX and concludes without it.  One
+ * store: a signal handler sees the record online or offline.  Parked
+ * grace periods are woken as by a report (none should be: we are in no
+ * section). */
+static void go_offline(struct rm_fcp_reader *r) { rm_fcp_report_store(r, RM_RCU_SEEN_OFFLINE); }
+
+static bool is_offline(const struct rm_fcp_reader *r) {
+  return rm_atomic_load_relaxed(&r->seen) == RM_RCU_SEEN_OFFLINE;
 }
 
-/* The read lock of a thread without a record: register it, or bring it
- * back online.  Returns the record, outside any section. */
+/* Register the calling thread (the read lock of a thread without a
+ * record), with signals blocked.  Returns its record, outside any
+ * section.  A handler may have registered the thread since the caller
+ * looked: then that record. */
 static struct rm_fcp_reader *attach(struct rm_rcu_thread *t) {
-  struct rm_fcp_reader *r = t->offline_rec;
-  if (r) { /* a read lock while offline brings the thread online */
-    come_online(r);
-    t->offline_rec = NULL;
-  } else {
+  sigset_t old;
+  signals_block(&old);
+  struct rm_fcp_reader *r = t->own;
+  if (!r) {
     r = claim();
     if (!r) {
       fprintf(stderr, "readmostly: rcu_read_lock: cannot allocate this thread's RCU record "
                       "(out of memory); call rm_rcu_register_thread() to get an error instead\n");
       abort();
     }
+    tls_attach(t, r);
   }
-  tls_attach(t, r);
+  signals_restore(&old);
   return r;
 }
 
-/* The read lock found the stand-in (the inline code counts nested locks
- * itself): get a record and return it, for the inline code to begin the
- * section on. */
-RM_API RM_NOINLINE struct rm_fcp_reader *rm_rcu_read_lock_attach(void) {
-  RM_ASSERT(rm_rcu_tls.rec == &rm_rcu_unregistered, "rm_rcu_read_lock_attach with a record");
-  return attach(&rm_rcu_tls);
+/* The read lock's slow path, before R1: the lock found `passive` not NULL
+ * and not a nested section the inline code can begin by itself.
+ *  - The stand-in: the thread is not registered.  Register it (or find
+ *    that a signal handler did meanwhile) and return its record, for the
+ *    inline code to begin the outermost section on.
+ *  - The thread's record, in flight with `seen` offline: this lock runs in
+ *    a signal handler that interrupted the thread's outermost lock between
+ *    R1 and the slow path in which it leaves the offline state
+ *    (rm_rcu_read_lock_report).  Leave it here, then begin an inner
+ *    section; return NULL (the lock is done). */
+RM_API RM_NOINLINE struct rm_fcp_reader *rm_rcu_read_lock_slowpath(void) {
+  struct rm_rcu_thread *t = &rm_rcu_tls;
+  struct rm_fcp_reader *r = t->rec;
+  if (r == &rm_rcu_unregistered) return attach(t);
+  if (rm_atomic_load_relaxed(&r->passive) == NULL) return r; /* a handler registered us */
+  RM_ASSERT(r == t->own && is_offline(r), "read lock slow path on record %p (own %p)",
+            (void *)r, (void *)t->own);
+  leave_offline(r);
+  t->depth++;
+  rm_compiler_barrier(); /* `depth` before `rec`, for signal handlers */
+  t->rec = t->nest_rec;
+  return NULL;
 }
 
 /* The read lock's slow path, inside the section (R1 is stored): the gate
@@ -187,11 +238,21 @@ RM_API RM_NOINLINE struct rm_fcp_reader *rm_rcu_read_lock_attach(void) {
  * On the stand-in (its `passive` was NULL after a misplaced unlock): get a
  * record and begin the section on it, as the inline code would have.
  *
- * A closed gate means fence mode (or membarrier not set up yet): the fence
- * orders R1 before the section's loads (Dekker with the writer's fence
- * after its version bump).  An open one means membarrier mode: no fence,
- * as on the fast path.
+ * On the nesting record: a signal handler interrupted an inner unlock of
+ * its thread between U1 and the store that puts "in flight" back (see
+ * rm_rcu_read_unlock).  The thread is inside its outermost section, so this
+ * lock begins an inner one, on the nesting record, which R1 has just put
+ * back in flight; the interrupted unlock then ends its own inner section.
  *
+ * On the thread's record:
+ *  - offline (the first section after rm_rcu_thread_offline, or one in a
+ *    signal handler while its thread waits in synchronize or barrier):
+ *    leave the offline state (leave_offline: a full fence after `seen` =
+ *    0, which also orders R1 before the section's loads);
+ *  - else a closed gate means fence mode (or membarrier not set up yet):
+ *    the fence orders R1 before the section's loads (Dekker with the
+ *    writer's fence after its version bump).  An open one means membarrier
+ *    mode: no fence, as on the fast path.
  * Then report the version, although R1 is already stored: a synchronize
  * that bumped the version to v and reads seen >= v does not wait for this
  * record, which is sound because this section's loads all come after our
@@ -210,10 +271,14 @@ RM_API RM_NOINLINE void rm_rcu_read_lock_report(struct rm_fcp_reader *r, uint64_
     rm_compiler_barrier();
     g = rm_atomic_load_relaxed(&rm_rcu_dom.gate);
     if (g == rm_atomic_load_relaxed(&r->seen)) return;
+  } else if (RM_UNLIKELY(r == t->nest_rec)) {
+    t->depth++;
+    return;
   }
   RM_ASSERT(r == t->own, "read lock on record %p, not the thread's own %p", (void *)r,
             (void *)t->own);
-  if (g & RM_FCP_GATE_CLOSED) rm_fence_store_load();
+  if (is_offline(r)) leave_offline(r);
+  else if (g & RM_FCP_GATE_CLOSED) rm_fence_store_load();
   uint64_t v = rm_atomic_load_acquire(&rm_rcu_dom.version);
   if (rm_atomic_load_relaxed(&r->seen) != v) rm_fcp_report_store(r, v);
   if (!(g & RM_FCP_GATE_CLOSED) && g < v) rm_fcp_gate_open(&rm_rcu_dom);
@@ -230,10 +295,12 @@ static void unlock_misuse(void) {
  * record that is not the nesting record (the inline code ends inner
  * sections itself).
  *  - The thread's record: report v, exactly as rm_fcp_report() does (a
- *    release store; wake a synchronize parked on the record).
+ *    release store; wake a synchronize parked on the record).  Offline, it
+ *    was in no section (a lock leaves that state): an unlock without a
+ *    lock, which leaves the thread offline.
  *  - The stand-in: an unlock without a lock (asserts in debug builds). */
 RM_API RM_NOINLINE void rm_rcu_read_unlock_report(struct rm_fcp_reader *r, uint64_t v) {
-  if (RM_LIKELY(r == rm_rcu_tls.own)) {
+  if (RM_LIKELY(r == rm_rcu_tls.own && !is_offline(r))) {
     rm_fcp_report_store(r, v);
   } else {
     unlock_misuse();
@@ -242,12 +309,16 @@ RM_API RM_NOINLINE void rm_rcu_read_unlock_report(struct rm_fcp_reader *r, uint6
 
 RM_API int rm_rcu_register_thread(void) {
   struct rm_rcu_thread *t = &rm_rcu_tls;
-  if (t->rec == &rm_rcu_unregistered && !t->offline_rec) {
+  int e = 0;
+  sigset_t old;
+  signals_block(&old);
+  if (!t->own) {
     struct rm_fcp_reader *r = claim();
-    if (!r) return ENOMEM;
-    tls_attach(t, r);
+    if (r) tls_attach(t, r);
+    else e = ENOMEM;
   }
-  return 0;
+  signals_restore(&old);
+  return e;
 }
 
 RM_API int rm_rcu_unregister_thread(void) {
@@ -256,35 +327,35 @@ RM_API int rm_rcu_unregister_thread(void) {
     RM_ASSERT(false, "rm_rcu_unregister_thread inside a read section");
     return EBUSY;
   }
-  if (t->rec != &rm_rcu_unregistered || t->offline_rec) {
-    int e = rm_fcp_domain_leave(rm_rcu_domain()); /* releases the record: seen = MAX */
-    if (e) return e;
+  int e = 0;
+  sigset_t old;
+  signals_block(&old);
+  if (t->own) {
+    /* The thread's state first, then the record: never a moment in which
+     * the thread would write into a record that is free again. */
+    tls_reset(t);
+    e = rm_fcp_domain_leave(rm_rcu_domain()); /* releases the record: seen = MAX */
   }
-  tls_reset(t);
-  return 0;
+  signals_restore(&old);
+  return e;
 }
 
 RM_API void rm_rcu_thread_offline(void) {
   struct rm_rcu_thread *t = &rm_rcu_tls;
   RM_ASSERT(!rm_rcu_read_ongoing(), "rm_rcu_thread_offline inside a read section");
-  if (rm_rcu_read_ongoing() || t->rec == &rm_rcu_unregistered) return;
-  go_offline(t->rec);
-  t->offline_rec = t->rec;
-  t->rec = &rm_rcu_unregistered;
-  t->own = NULL;
+  if (rm_rcu_read_ongoing() || !t->own) return;
+  go_offline(t->own);
 }
 
 RM_API void rm_rcu_thread_online(void) {
-  struct rm_rcu_thread *t = &rm_rcu_tls;
-  if (!t->offline_rec) return;
-  come_online(t->offline_rec);
-  tls_attach(t, t->offline_rec);
-  t->offline_rec = NULL;
+  struct rm_fcp_reader *r = rm_rcu_tls.own;
+  if (r && is_offline(r)) come_online(r);
 }
 
 RM_API void rm_rcu_quiescent_state(void) {
-  struct rm_rcu_thread *t = &rm_rcu_tls;
-  if (!rm_rcu_read_ongoing() && t->rec != &rm_rcu_unregistered) rm_fcp_report(dom, t->rec);
+  struct rm_fcp_reader *r = rm_rcu_tls.own;
+  /* Offline, the thread stays offline (a report would bring it online). */
+  if (r && !rm_rcu_read_ongoing() && !is_offline(r)) rm_fcp_report(dom, r);
 }
 
 /* ---- grace periods ---------------------------------------------------------- */
@@ -330,10 +401,13 @@ RM_API int rm_rcu_synchronize(void) {
    * single total order, so a section that began before our call is one
    * that grace period waits for. */
   uint64_t s = (rm_atomic_fetch_add_seq_cst(&gp_seq, (uint64_t)0) + 3) & ~(uint64_t)1;
-  /* While we wait, this thread is in no section and begins none: say so,
-   * so that the grace period we wait for does not wait for us (a record
-   * that never reports costs a membarrier). */
-  struct rm_fcp_reader *r = t->rec != &rm_rcu_unregistered ? t->rec : NULL;
+  /* While we wait, this thread is in no section and begins none (but in a
+   * signal handler): say so, so that the grace period we wait for does not
+   * wait for us (a record that never reports costs a membarrier).  A
+   * thread that was offline stays so; a handler's section while we wait
+   * leaves the offline state as any section does (invariant 3), and we
+   * come back online after. */
+  struct rm_fcp_reader *r = t->own && !is_offline(t->own) ? t->own : NULL;
   if (r) go_offline(r);
   bool ran = false;
   if ((int64_t)(rm_atomic_load_acquire(&gp_seq) - s) < 0) {
@@ -482,7 +556,7 @@ static void run_batch(struct rm_rcu_call_data *c, bool worker) {
   STAT_ADD(callbacks_run, n);
   /* A worker whose callbacks read registered itself: it now idles, so it
    * must not cost grace periods a membarrier. */
-  if (worker && t->rec != &rm_rcu_unregistered) rm_rcu_thread_offline();
+  if (worker && t->own) rm_rcu_thread_offline();
 }
 
 static void *worker_main(void *arg) {
@@ -695,8 +769,9 @@ RM_API int rm_rcu_barrier(void) {
     return EDEADLK;
   }
   rm_rcu_call_data_default();
-  /* This thread waits in no section: do not make grace periods wait for it. */
-  struct rm_fcp_reader *r = t->rec != &rm_rcu_unregistered ? t->rec : NULL;
+  /* This thread waits in no section: do not make grace periods wait for it
+   * (as in rm_rcu_synchronize). */
+  struct rm_fcp_reader *r = t->own && !is_offline(t->own) ? t->own : NULL;
   if (r) go_offline(r);
   pthread_mutex_lock(&crd_lock);
   for (struct rm_rcu_call_data *c = crd_all; c; c = c->next) {

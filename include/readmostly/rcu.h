@@ -129,25 +129,41 @@ extern "C" {
 /* The calling thread's RCU state.
  *
  * `rec` is what the inline read side works on: the thread's record in the
- * RCU domain; while sections are open inside the outermost one, the
- * thread's nesting record; while the thread has no record (not registered,
- * or offline), the stand-in &rm_rcu_unregistered.  The nesting record and
- * the stand-in are in no domain, and their `seen` never equals a version,
- * so an unlock on either takes its slow path; a lock on the nesting record
- * finds it "in flight" and takes its slow path, and one on the stand-in
- * finds it not NULL or, failing that, its `seen` different.  So the inline
- * pair needs no test of the thread's state beyond the ones it makes
- * anyway.  `depth` counts the sections open inside the outermost one. */
+ * RCU domain (`own`); while sections are open inside the outermost one,
+ * the thread's nesting record; while the thread is not registered, the
+ * stand-in &rm_rcu_unregistered.  The nesting record and the stand-in are
+ * in no domain, and their `seen` never equals a version, so an unlock on
+ * either takes its slow path; a lock on the nesting record finds it "in
+ * flight" and begins an inner section, and one on the stand-in finds it
+ * not NULL or, failing that, its `seen` different.  An offline thread (and
+ * one waiting in rm_rcu_synchronize or rm_rcu_barrier) keeps `rec` ==
+ * `own`, whose `seen` is then UINT64_MAX: its next lock leaves that state
+ * in its slow path.  So the inline pair needs no test of the thread's
+ * state beyond the ones it makes anyway.  `depth` counts the sections
+ * open inside the outermost one.
+ *
+ * Signal handlers.  A handler may interrupt the thread's own RCU code at
+ * any instruction and run read sections; it leaves every field as it
+ * found it.  For that, a lock increments `depth` before it points `rec` at
+ * the nesting record, and an inner unlock decrements `depth` before it
+ * points `rec` back (compiler barriers between: the handler is a
+ * different flow of control on the same CPU); the slow paths handle the
+ * states a handler can find in between (readmostly/rcu.h "Signal
+ * handlers", docs/rcu.md). */
 struct rm_rcu_thread {
   struct rm_fcp_reader *rec;  /* see above */
-  struct rm_fcp_reader *own;  /* the thread's record (NULL: none) */
+  struct rm_fcp_reader *own;  /* the thread's record (NULL: not registered) */
   struct rm_fcp_reader *nest_rec; /* the nesting record (allocated with `own`) */
   uint32_t depth;             /* sections open inside the outermost one */
   uint32_t state;             /* RM_RCU_IN_CALLBACK (slow paths only) */
-  struct rm_fcp_reader *offline_rec; /* the record while offline */
   struct rm_rcu_call_data *crd;      /* rm_rcu_call_data_set_thread() */
 };
 #define RM_RCU_IN_CALLBACK 0x4u /* a call_rcu worker running callbacks */
+/* The `seen` of a record that never waits for anything: a thread that is
+ * offline or waiting for a grace period, a record nobody owns, the
+ * stand-in.  The nesting record's `seen` is RM_RCU_SEEN_NEST. */
+#define RM_RCU_SEEN_OFFLINE UINT64_MAX
+#define RM_RCU_SEEN_NEST (UINT64_MAX - 1)
 
 extern RM_API __thread struct rm_rcu_thread rm_rcu_tls __attribute__((tls_model("initial-exec")));
 /* The RCU domain (one per process, as liburcu's default flavor). */
@@ -157,7 +173,7 @@ extern RM_API struct rm_fcp_reader rm_rcu_unregistered;
  * never a lock (the RCU domain holds nothing else). */
 extern RM_API const uint64_t rm_rcu_in_flight;
 
-RM_API struct rm_fcp_reader *rm_rcu_read_lock_attach(void);
+RM_API struct rm_fcp_reader *rm_rcu_read_lock_slowpath(void);
 RM_API void rm_rcu_read_lock_report(struct rm_fcp_reader *r, uint64_t gate);
 RM_API void rm_rcu_read_unlock_report(struct rm_fcp_reader *r, uint64_t v);
 
@@ -171,23 +187,30 @@ RM_API void rm_rcu_read_unlock_report(struct rm_fcp_reader *r, uint64_t v);
  * the domain's gate (readmostly/fcp.h, "The gate") and compare it with our
  * `seen`: equal means membarrier mode and no new version since our last
  * report, so the section needs no fence and no store.  Otherwise
- * rm_rcu_read_lock_report() fences if the gate is closed (fence mode) and
- * reports the version (see there why a report inside the section is
- * sound).  Like liburcu's, the pair stores only to one per-thread word. */
+ * rm_rcu_read_lock_report() fences if the gate is closed (fence mode),
+ * leaves the offline state if the thread was in it, and reports the
+ * version (see there why a report inside the section is sound).  Like
+ * liburcu's, the pair stores only to one per-thread word. */
 RM_INLINE void rm_rcu_read_lock(void) {
   struct rm_fcp_reader *r = rm_rcu_tls.rec;
   const void *p = rm_atomic_load_relaxed(&r->passive);
   if (RM_UNLIKELY(p != NULL)) {
-    /* Nested: the thread's record or its nesting record is in flight
-     * (the stand-in's `passive` may be too, after a misplaced unlock and a
-     * lock, hence the second test).  Count the inner section and point the
-     * inline code at the nesting record. */
-    if (RM_LIKELY(p == (const void *)&rm_rcu_in_flight && r != &rm_rcu_unregistered)) {
+    /* Nested: the thread's record or its nesting record is in flight.
+     * Count the inner section, then point the inline code at the nesting
+     * record.  Not when `seen` says offline: the stand-in (its `passive`
+     * may hold "in flight" after a misplaced unlock and a lock), or the
+     * thread's record when this lock runs in a signal handler that
+     * interrupted the outermost lock before it left the offline state:
+     * the slow path leaves it first. */
+    if (RM_LIKELY(p == (const void *)&rm_rcu_in_flight &&
+                  rm_atomic_load_relaxed(&r->seen) != RM_RCU_SEEN_OFFLINE)) {
       rm_rcu_tls.depth++;
+      rm_compiler_barrier(); /* `depth` before `rec`, for signal handlers */
       rm_rcu_tls.rec = rm_rcu_tls.nest_rec;
       return;
     }
-    r = rm_rcu_read_lock_attach(); /* no record yet: register, or come online */
+    r = rm_rcu_read_lock_slowpath(); /* register; or an inner section, begun there */
+    if (r == NULL) return;
   }
   rm_atomic_store_relaxed(&r->passive, (const void *)&rm_rcu_in_flight); /* (R1) */
   /* C11 would let the compiler sink the relaxed R1 below the gate load;
@@ -222,19 +245,30 @@ RM_INLINE void rm_rcu_read_unlock(void) {
       /* An inner section ends: the nesting record is "in flight" again,
        * and after the last inner one the inline code works on the
        * thread's record (still in flight) again.  Relaxed: no other thread
-       * reads the nesting record (it is in no domain). */
+       * reads the nesting record (it is in no domain).  The compiler
+       * barriers keep the three stores in this order for a signal handler
+       * (see rm_rcu_thread); one that lands between U1 and the first of
+       * them finds the nesting record not in flight, and its lock's slow
+       * path begins an inner section all the same. */
       rm_atomic_store_relaxed(&r->passive, (const void *)&rm_rcu_in_flight);
-      if (--rm_rcu_tls.depth == 0) rm_rcu_tls.rec = rm_rcu_tls.own;
+      rm_compiler_barrier();
+      if (--rm_rcu_tls.depth == 0) {
+        rm_compiler_barrier();
+        rm_rcu_tls.rec = rm_rcu_tls.own;
+      }
     } else {
       rm_rcu_read_unlock_report(r, v); /* report, or an unlock without a lock */
     }
   }
 }
 
+/* Inside a read section (of this thread, or of the code a signal handler
+ * interrupted).  The nesting record is in use only inside a section. */
 RM_INLINE bool rm_rcu_read_ongoing(void) {
   struct rm_fcp_reader *r = rm_rcu_tls.rec;
   return r != &rm_rcu_unregistered &&
-         rm_atomic_load_relaxed(&r->passive) == (const void *)&rm_rcu_in_flight;
+         (r == rm_rcu_tls.nest_rec ||
+          rm_atomic_load_relaxed(&r->passive) == (const void *)&rm_rcu_in_flight);
 }
 
 /* ---- registration --------------------------------------------------------- */
