@@ -214,7 +214,18 @@ RM_API void rm_sleep_ns(long ns) {
 
 /* ---- debug ------------------------------------------------------------------- */
 
+static void (*yield_hook)(void);
+
+RM_API void rm_debug_set_yield_hook(void (*hook)(void)) {
+  __atomic_store_n(&yield_hook, hook, __ATOMIC_RELEASE);
+}
+
 RM_API void rm_debug_yield(void) {
+  void (*hook)(void) = __atomic_load_n(&yield_hook, __ATOMIC_ACQUIRE);
+  if (hook) {
+    hook();
+    return;
+  }
   static __thread uint32_t x;
   if (x == 0) x = (uint32_t)(uintptr_t)&x | 1u;
   x ^= x << 13;

@@ -20,6 +20,12 @@
  *     section (go_offline).
  *  4. A callback is in exactly one place: a call data object's queue, its
  *     worker's current batch (crd->batch), or running.
+ *  5. A section that begins while its thread is offline runs with `seen`
+ *     0 (never a version: the domain's versions start at 1), which grace
+ *     periods wait for as for any section that has not reported; its
+ *     outermost unlock finds 0 and puts the record offline again.  So an
+ *     offline thread stays offline across the sections it runs, its own or
+ *     its signal handlers'.
  */
 #define _GNU_SOURCE
 #include <readmostly/rcu.h>
@@ -121,6 +127,9 @@ static void thread_exit_hook(struct rm_fcp_reader *r) {
 
 static void dom_init(void) {
   rm_fcp_domain_init_static(dom);
+  /* Versions start at 1: a `seen` of 0 marks a section begun offline
+   * (invariant 5), never a version reported. */
+  dom->version = 1;
   dom->no_tls_cache = 1;       /* records live in rm_rcu_tls */
   dom->fork_release_holds = 1; /* sections of threads gone at fork() end there */
   dom->exit_hook = thread_exit_hook;
@@ -169,9 +178,13 @@ static void leave_offline(struct rm_fcp_reader *r) {
 }
 
 /* Come back online: leave the offline state, then report the version
- * (its acquire load comes after the fence). */
+ * (its acquire load comes after the fence).  A signal handler's section
+ * between the two finds `seen` 0, begins and ends as a section begun
+ * offline (invariant 5), and leaves the record offline; the report then
+ * stores the version over that. */
 static void come_online(struct rm_fcp_reader *r) {
   leave_offline(r);
+  RM_DEBUG_YIELD();
   rm_fcp_report(r->domain, r);
 }
 
@@ -226,8 +239,10 @@ RM_API RM_NOINLINE struct rm_fcp_reader *rm_rcu_read_lock_slowpath(void) {
   RM_ASSERT(r == t->own && is_offline(r), "read lock slow path on record %p (own %p)",
             (void *)r, (void *)t->own);
   leave_offline(r);
+  RM_DEBUG_YIELD();
   t->depth++;
   rm_compiler_barrier(); /* `depth` before `rec`, for signal handlers */
+  RM_DEBUG_YIELD();
   t->rec = t->nest_rec;
   return NULL;
 }
@@ -244,21 +259,28 @@ RM_API RM_NOINLINE struct rm_fcp_reader *rm_rcu_read_lock_slowpath(void) {
  * lock begins an inner one, on the nesting record, which R1 has just put
  * back in flight; the interrupted unlock then ends its own inner section.
  *
- * On the thread's record:
- *  - offline (the first section after rm_rcu_thread_offline, or one in a
- *    signal handler while its thread waits in synchronize or barrier):
- *    leave the offline state (leave_offline: a full fence after `seen` =
- *    0, which also orders R1 before the section's loads);
- *  - else a closed gate means fence mode (or membarrier not set up yet):
- *    the fence orders R1 before the section's loads (Dekker with the
- *    writer's fence after its version bump).  An open one means membarrier
- *    mode: no fence, as on the fast path.
- * Then report the version, although R1 is already stored: a synchronize
- * that bumped the version to v and reads seen >= v does not wait for this
- * record, which is sound because this section's loads all come after our
- * acquire load of v (the body runs after we return), so they see every
- * update made before that bump.  A synchronize parked on this record (for
- * an earlier version) is woken as an unlock's report would wake it.
+ * On the thread's record, offline (rm_rcu_thread_offline, or waiting in
+ * synchronize or barrier: a section of the thread, or of a signal handler):
+ * leave the offline state for this section only (invariant 5).
+ * leave_offline's full fence also orders R1 before the section's loads.
+ * A `seen` of 0 is a section begun offline whose state a signal handler
+ * finds: inside the thread's come_online (between leaving the offline
+ * state and reporting), inside the unlock of such a section (between U1
+ * and its slow path), or after an inner lock of a handler that left the
+ * offline state for this lock (rm_rcu_read_lock_slowpath).  This section
+ * runs as one begun offline too; the fence already ran, and the closed
+ * gate of fence mode asks for one more for R1.
+ *
+ * On the thread's record, online: a closed gate means fence mode (or
+ * membarrier not set up yet): the fence orders R1 before the section's
+ * loads (Dekker with the writer's fence after its version bump).  An open
+ * one means membarrier mode: no fence, as on the fast path.  Then report
+ * the version, although R1 is already stored: a synchronize that bumped
+ * the version to v and reads seen >= v does not wait for this record,
+ * which is sound because this section's loads all come after our acquire
+ * load of v (the body runs after we return), so they see every update made
+ * before that bump.  A synchronize parked on this record (for an earlier
+ * version) is woken as an unlock's report would wake it.
  *
  * A gate that lags the version (a grace period bumped it and has not
  * opened the gate yet, or something bumped the version without opening
@@ -277,10 +299,16 @@ RM_API RM_NOINLINE void rm_rcu_read_lock_report(struct rm_fcp_reader *r, uint64_
   }
   RM_ASSERT(r == t->own, "read lock on record %p, not the thread's own %p", (void *)r,
             (void *)t->own);
-  if (is_offline(r)) leave_offline(r);
-  else if (g & RM_FCP_GATE_CLOSED) rm_fence_store_load();
+  uint64_t s = rm_atomic_load_relaxed(&r->seen);
+  if (s == RM_RCU_SEEN_OFFLINE) {
+    leave_offline(r);
+    return;
+  }
+  if (g & RM_FCP_GATE_CLOSED) rm_fence_store_load();
+  if (s == 0) return;
+  RM_DEBUG_YIELD();
   uint64_t v = rm_atomic_load_acquire(&rm_rcu_dom.version);
-  if (rm_atomic_load_relaxed(&r->seen) != v) rm_fcp_report_store(r, v);
+  if (s != v) rm_fcp_report_store(r, v);
   if (!(g & RM_FCP_GATE_CLOSED) && g < v) rm_fcp_gate_open(&rm_rcu_dom);
 }
 
@@ -295,13 +323,17 @@ static void unlock_misuse(void) {
  * record that is not the nesting record (the inline code ends inner
  * sections itself).
  *  - The thread's record: report v, exactly as rm_fcp_report() does (a
- *    release store; wake a synchronize parked on the record).  Offline, it
- *    was in no section (a lock leaves that state): an unlock without a
- *    lock, which leaves the thread offline.
+ *    release store; wake a synchronize parked on the record).  After a
+ *    section begun offline (`seen` 0), put the record offline again
+ *    instead (invariant 5).  Already offline: a signal handler that
+ *    interrupted this unlock did that for us; or an unlock without a lock
+ *    while offline (debug builds assert that in the inline code).
  *  - The stand-in: an unlock without a lock (asserts in debug builds). */
 RM_API RM_NOINLINE void rm_rcu_read_unlock_report(struct rm_fcp_reader *r, uint64_t v) {
-  if (RM_LIKELY(r == rm_rcu_tls.own && !is_offline(r))) {
-    rm_fcp_report_store(r, v);
+  if (RM_LIKELY(r == rm_rcu_tls.own)) {
+    uint64_t s = rm_atomic_load_relaxed(&r->seen);
+    if (s == 0) go_offline(r);
+    else if (s != RM_RCU_SEEN_OFFLINE) rm_fcp_report_store(r, v);
   } else {
     unlock_misuse();
   }
@@ -344,11 +376,13 @@ RM_API void rm_rcu_thread_offline(void) {
   struct rm_rcu_thread *t = &rm_rcu_tls;
   RM_ASSERT(!rm_rcu_read_ongoing(), "rm_rcu_thread_offline inside a read section");
   if (rm_rcu_read_ongoing() || !t->own) return;
+  RM_DEBUG_YIELD();
   go_offline(t->own);
 }
 
 RM_API void rm_rcu_thread_online(void) {
   struct rm_fcp_reader *r = rm_rcu_tls.own;
+  RM_DEBUG_YIELD();
   if (r && is_offline(r)) come_online(r);
 }
 
@@ -409,6 +443,7 @@ RM_API int rm_rcu_synchronize(void) {
    * come back online after. */
   struct rm_fcp_reader *r = t->own && !is_offline(t->own) ? t->own : NULL;
   if (r) go_offline(r);
+  RM_DEBUG_YIELD();
   bool ran = false;
   if ((int64_t)(rm_atomic_load_acquire(&gp_seq) - s) < 0) {
     pthread_mutex_lock(&gp_lock);

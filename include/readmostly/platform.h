@@ -333,6 +333,11 @@ RM_API int rm_membarrier(void);
  */
 RM_API void rm_debug_yield(void);
 RM_API void rm_debug_pause(const char *name);
+/* A test of the debug-yield build may have every race point call hook
+ * instead of yielding at random (NULL: back to the yields); the RCU
+ * signal test raises a signal there, so that a handler runs at each point
+ * in turn.  Process-wide; set it while no other thread runs race points. */
+RM_API void rm_debug_set_yield_hook(void (*hook)(void));
 #ifdef READMOSTLY_DEBUG_YIELD
 #define RM_DEBUG_YIELD() rm_debug_yield()
 #define RM_DEBUG_PAUSE(name) rm_debug_pause(name)

@@ -194,6 +194,7 @@ RM_API void rm_rcu_read_unlock_report(struct rm_fcp_reader *r, uint64_t v);
 RM_INLINE void rm_rcu_read_lock(void) {
   struct rm_fcp_reader *r = rm_rcu_tls.rec;
   const void *p = rm_atomic_load_relaxed(&r->passive);
+  RM_DEBUG_YIELD();
   if (RM_UNLIKELY(p != NULL)) {
     /* Nested: the thread's record or its nesting record is in flight.
      * Count the inner section, then point the inline code at the nesting
@@ -204,8 +205,10 @@ RM_INLINE void rm_rcu_read_lock(void) {
      * the slow path leaves it first. */
     if (RM_LIKELY(p == (const void *)&rm_rcu_in_flight &&
                   rm_atomic_load_relaxed(&r->seen) != RM_RCU_SEEN_OFFLINE)) {
+      RM_DEBUG_YIELD();
       rm_rcu_tls.depth++;
       rm_compiler_barrier(); /* `depth` before `rec`, for signal handlers */
+      RM_DEBUG_YIELD();
       rm_rcu_tls.rec = rm_rcu_tls.nest_rec;
       return;
     }
@@ -252,8 +255,10 @@ RM_INLINE void rm_rcu_read_unlock(void) {
        * path begins an inner section all the same. */
       rm_atomic_store_relaxed(&r->passive, (const void *)&rm_rcu_in_flight);
       rm_compiler_barrier();
+      RM_DEBUG_YIELD();
       if (--rm_rcu_tls.depth == 0) {
         rm_compiler_barrier();
+        RM_DEBUG_YIELD();
         rm_rcu_tls.rec = rm_rcu_tls.own;
       }
     } else {

@@ -225,7 +225,7 @@ static void between_sections(uint64_t r) {
     }
     rm_rcu_thread_online();
     break;
-  case 1: { /* a section while offline (it brings the thread online) */
+  case 1: { /* a section while offline (the thread stays offline) */
     rm_rcu_thread_offline();
     uint64_t s = r;
     read_once(&s, 1 + (int)((r >> 8) % 2));

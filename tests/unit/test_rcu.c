@@ -57,8 +57,10 @@ static void test_nesting_states(void) {
   CHECK_ERR(rm_rcu_unregister_thread(), 0);
   CHECK_ERR(rm_rcu_register_thread(), 0);
   nest_check(2);
-  rm_rcu_thread_offline(); /* the first lock brings the thread online */
+  rm_rcu_thread_offline(); /* sections while offline leave the thread offline */
   nest_check(4);
+  CHECK(__atomic_load_n(&rm_rcu_tls.own->seen, __ATOMIC_RELAXED) == RM_RCU_SEEN_OFFLINE);
+  rm_rcu_thread_online();
   CHECK_ERR(rm_rcu_synchronize(), 0); /* EDEADLK inside: unit.misuse */
   /* A grace period in an inner section's time still waits for the
    * outermost one (covered by test_synchronize_waits' early reader), and
@@ -192,14 +194,18 @@ static void test_offline(void) {
     __atomic_store_n(&x.done, 1, __ATOMIC_RELEASE);
     pthread_join(t, NULL);
   }
-  /* A read lock while offline brings the thread online. */
+  /* A section while offline: the thread is inside it, a grace period
+   * waits for it, and after it the thread is offline again (idle, it costs
+   * grace periods nothing). */
   rm_rcu_register_thread();
   rm_rcu_thread_offline();
   rm_rcu_read_lock();
   CHECK(rm_rcu_read_ongoing());
+  CHECK(__atomic_load_n(&rm_rcu_tls.own->seen, __ATOMIC_RELAXED) != RM_RCU_SEEN_OFFLINE);
   rm_rcu_read_unlock();
-  rm_rcu_thread_offline();
+  CHECK(__atomic_load_n(&rm_rcu_tls.own->seen, __ATOMIC_RELAXED) == RM_RCU_SEEN_OFFLINE);
   rm_rcu_thread_online();
+  CHECK(__atomic_load_n(&rm_rcu_tls.own->seen, __ATOMIC_RELAXED) != RM_RCU_SEEN_OFFLINE);
   CHECK_ERR(rm_rcu_unregister_thread(), 0);
 }
 
