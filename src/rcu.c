@@ -28,7 +28,7 @@
  *     its signal handlers'.
  */
 #define _GNU_SOURCE
-#include <readmostly/rcu.h>
+#include "rcu_internal.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -418,10 +418,22 @@ static void run_grace_period(void) {
   STAT_ADD(grace_periods, 1);
 }
 
-RM_API int rm_rcu_synchronize(void) {
+/* A careless call inside a read section (or a callback): an assertion in
+ * debug builds; in release builds one line on stderr, once per function,
+ * naming the function the caller used. */
+static void say_once(uint32_t *said, const char *what) {
+  if (!rm_atomic_xchg_acq_rel(said, 1u))
+    fprintf(stderr, "readmostly: %s would wait for itself (returned EDEADLK)\n", what);
+}
+
+int rm_rcu_synchronize_as(const char *name) {
   struct rm_rcu_thread *t = &rm_rcu_tls;
   if (RM_UNLIKELY(rm_rcu_read_ongoing())) {
-    RM_ASSERT(false, "rm_rcu_synchronize inside a read section (it would wait for itself)");
+    RM_ASSERT(false, "%s inside a read section (it would wait for itself)", name);
+    static uint32_t said_rm, said_other;
+    char what[96];
+    snprintf(what, sizeof what, "%s inside a read section", name);
+    say_once(strcmp(name, "rm_rcu_synchronize") == 0 ? &said_rm : &said_other, what);
     return EDEADLK;
   }
   pthread_once(&dom_once, dom_init);
@@ -439,8 +451,8 @@ RM_API int rm_rcu_synchronize(void) {
    * signal handler): say so, so that the grace period we wait for does not
    * wait for us (a record that never reports costs a membarrier).  A
    * thread that was offline stays so; a handler's section while we wait
-   * leaves the offline state as any section does (invariant 3), and we
-   * come back online after. */
+   * runs as a section begun offline (invariant 5), and we come back online
+   * after. */
   struct rm_fcp_reader *r = t->own && !is_offline(t->own) ? t->own : NULL;
   if (r) go_offline(r);
   RM_DEBUG_YIELD();
@@ -460,42 +472,72 @@ RM_API int rm_rcu_synchronize(void) {
   return 0;
 }
 
+RM_API int rm_rcu_synchronize(void) { return rm_rcu_synchronize_as("rm_rcu_synchronize"); }
+
 /* ---- call_rcu ------------------------------------------------------------- */
 
 /* A multi-producer, single-consumer intrusive queue with a stub node:
  * producers exchange `tail` and then link the previous tail to their node;
- * the worker pops from `head`.  A producer stopped between its exchange and
- * its link hides the nodes after it until it links (the worker waits for
- * it: a few instructions, unless it was preempted there). */
+ * the consumer (the worker, or a thread that drains the object while it
+ * has none: state CRD_DRAINING) pops from `head`.  A producer stopped
+ * between its exchange and its link hides the nodes after it until it
+ * links (the consumer waits for it: a few instructions, unless it was
+ * preempted there).
+ *
+ * rm_rcu_barrier() uses the object's own marker callback `bar`, embedded
+ * here rather than on the waiting thread's stack (a fork() while it waits
+ * would leave the child a queue that points into a stack the child hands
+ * to its next thread).  The marker is queued at most once at a time:
+ * bar_want is the newest barrier that asked for it, bar_queued the one the
+ * queued marker serves (0: not queued), bar_done the newest one whose
+ * marker has run; a marker that runs while a newer barrier asked queues
+ * itself again (behind what that barrier must wait for).  Barriers wait
+ * on bar_seq without holding crd_lock, counted in `users` so that
+ * rm_rcu_call_data_free() does not free the object under them. */
 struct rm_rcu_call_data {
-  struct rm_rcu_head *head;  /* worker only */
+  struct rm_rcu_head *head;  /* consumer only */
   struct rm_rcu_head stub;
-  struct rm_rcu_head *batch; /* the worker's current batch (invariant 4) */
-  uint64_t taken;            /* callbacks the worker has popped */
+  struct rm_rcu_head *batch; /* the consumer's current batch (invariant 4) */
+  uint64_t taken;            /* callbacks the consumer has popped */
   uint8_t pad0[RM_CACHE_SECTOR];
   struct rm_rcu_head *tail; /* producers */
   uint64_t queued;           /* callbacks pushed (producers, after the push) */
   uint64_t want;             /* the worker sleeps until queued >= want */
   uint32_t sleeping;         /* futex: 1 while the worker sleeps */
-  uint32_t flush;            /* barriers waiting: no batching */
-  uint32_t stop;
-  uint32_t state;            /* worker: CRD_NONE, CRD_STARTING, CRD_RUNNING */
+  uint32_t stop;             /* rm_rcu_call_data_free: run what is queued, then exit */
+  uint32_t state;            /* CRD_NONE, CRD_STARTING, CRD_RUNNING, CRD_DRAINING */
+  uint32_t pause;            /* futex: rm_rcu_call_before_fork, stop between batches */
+  uint32_t paused;           /* futex: the worker is stopped between batches */
   unsigned batch_size;
   uint64_t delay_ns;
   pthread_t thread;
+  struct rm_rcu_head bar;    /* the barrier marker (see above) */
+  uint64_t bar_want, bar_queued, bar_done; /* under crd_lock */
+  uint32_t bar_seq;          /* futex: bumped when bar_done, drained or users change */
+  uint32_t users;            /* barriers (and before_fork) waiting on it, under crd_lock */
+  uint32_t stopping;         /* rm_rcu_call_data_free has begun (crd_lock; read atomically) */
+  uint32_t drained;          /* ... and everything queued on it has run (crd_lock) */
   struct rm_rcu_call_data *next; /* all objects, under crd_lock */
 };
 #define CRD_NONE 0u
 #define CRD_STARTING 1u
 #define CRD_RUNNING 2u
+#define CRD_DRAINING 3u /* no worker; a thread runs the queue itself */
 
+/* crd_lock guards the list of objects, the per-CPU array and the barrier
+ * fields; it is never held across a grace period or a wait for a worker
+ * (a thread inside a read section may need it: rm_rcu_call's per-CPU
+ * choice, object creation, fork()). */
 static pthread_mutex_t crd_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rm_rcu_call_data *crd_all;      /* under crd_lock */
 static struct rm_rcu_call_data *crd_default;  /* set once */
-static struct rm_rcu_call_data **crd_per_cpu; /* set once; ncpu entries */
+static struct rm_rcu_call_data **crd_per_cpu; /* crd_ncpu entries; published under crd_lock */
 static int crd_ncpu;
 static unsigned dflt_batch = 1;
 static uint64_t dflt_delay_ns = 10000000u;
+static uint64_t bar_gen;            /* barriers begun, under crd_lock */
+static uint32_t fork_paused;        /* rm_rcu_call_before_fork() is in effect */
+static uint64_t fork_paused_by;     /* ... called by this thread (rm_thread_identity) */
 
 static void q_push(struct rm_rcu_call_data *c, struct rm_rcu_head *n) {
   rm_atomic_store_relaxed(&n->next, (struct rm_rcu_head *)NULL);
@@ -549,6 +591,13 @@ static void crd_wake(struct rm_rcu_call_data *c) {
   }
 }
 
+/* Wake the threads waiting on c's barrier state (crd_lock held, so that a
+ * freer cannot free c before the wake-up is done). */
+static void bar_signal(struct rm_rcu_call_data *c) {
+  rm_atomic_fetch_add_acq_rel(&c->bar_seq, 1u);
+  rm_futex_wake(&c->bar_seq, INT32_MAX, false);
+}
+
 /* Pop every callback that is there (waiting out pushes that are linking)
  * onto the end of c->batch; returns how many. */
 static uint64_t take_all(struct rm_rcu_call_data *c) {
@@ -571,12 +620,28 @@ static uint64_t take_all(struct rm_rcu_call_data *c) {
   return n;
 }
 
+/* A callback returned inside a read section: end the section (the
+ * callback's frame is gone, so nothing can still rely on it; left open, it
+ * would make every later batch of this thread wait for itself). */
+static void callback_left_section(void) {
+  RM_ASSERT(false, "a call_rcu callback returned inside a read section");
+  static uint32_t said;
+  if (!rm_atomic_xchg_acq_rel(&said, 1u))
+    fprintf(stderr, "readmostly: a call_rcu callback returned inside a read section "
+                    "(the section is ended for it)\n");
+  while (rm_rcu_read_ongoing()) rm_rcu_read_unlock();
+}
+
 /* Wait for one grace period and run the batch, in order.  Callbacks run
  * with the thread marked IN_CALLBACK (rm_rcu_barrier refuses there); they
- * may read, call rm_rcu_call (onto a queue: next batch) and synchronize. */
-static void run_batch(struct rm_rcu_call_data *c, bool worker) {
-  if (!c->batch) return;
-  rm_rcu_synchronize();
+ * may read, call rm_rcu_call (onto a queue: next batch) and synchronize.
+ * Callers are outside any section; if one were not, the grace period would
+ * return EDEADLK and the batch stays for later: never run early. */
+static int run_batch(struct rm_rcu_call_data *c, bool worker) {
+  if (!c->batch) return 0;
+  int e = rm_rcu_synchronize_as("call_rcu batch");
+  RM_ASSERT(e == 0, "call_rcu batch run inside a read section");
+  if (e) return e;
   STAT_ADD(callback_batches, 1);
   struct rm_rcu_thread *t = &rm_rcu_tls;
   t->state |= RM_RCU_IN_CALLBACK;
@@ -585,6 +650,7 @@ static void run_batch(struct rm_rcu_call_data *c, bool worker) {
     struct rm_rcu_head *h = c->batch;
     c->batch = h->next;
     h->func(h);
+    if (RM_UNLIKELY(rm_rcu_read_ongoing())) callback_left_section();
     n++;
   }
   t->state &= ~RM_RCU_IN_CALLBACK;
@@ -592,6 +658,15 @@ static void run_batch(struct rm_rcu_call_data *c, bool worker) {
   /* A worker whose callbacks read registered itself: it now idles, so it
    * must not cost grace periods a membarrier. */
   if (worker && t->own) rm_rcu_thread_offline();
+  return 0;
+}
+
+/* rm_rcu_call_before_fork(): stop between batches until resumed. */
+static void worker_pause(struct rm_rcu_call_data *c) {
+  rm_atomic_store_release(&c->paused, 1u);
+  rm_futex_wake(&c->paused, INT32_MAX, false);
+  while (rm_atomic_load_acquire(&c->pause)) rm_futex_wait(&c->pause, 1u, CLOCK_MONOTONIC, NULL, false);
+  rm_atomic_store_release(&c->paused, 0u);
 }
 
 static void *worker_main(void *arg) {
@@ -599,10 +674,14 @@ static void *worker_main(void *arg) {
   uint64_t first_ns = 0; /* when the oldest waiting callback was seen */
   run_batch(c, true); /* a batch taken before fork() by the parent's worker */
   for (;;) {
+    if (RM_UNLIKELY(rm_atomic_load_acquire(&c->pause))) {
+      worker_pause(c);
+      continue;
+    }
     uint64_t q = rm_atomic_load_seq_cst(&c->queued);
     int64_t pending = (int64_t)(q - c->taken);
     bool stop = rm_atomic_load_acquire(&c->stop) != 0;
-    bool flush = rm_atomic_load_acquire(&c->flush) != 0;
+    bool flush = rm_atomic_load_acquire(&c->bar_queued) != 0; /* a barrier waits */
     if (pending <= 0 && stop) {
       take_all(c); /* pushes that had not counted themselves yet */
       if (!c->batch) break;
@@ -621,18 +700,20 @@ static void *worker_main(void *arg) {
       /* Sleep until enough callbacks are queued (a producer that brings
        * `queued` to `want` wakes us), or the oldest one's delay is up.
        * Dekker with the producer: we store sleeping = 1 then read
-       * `queued`/`flush`/`stop` (seq_cst); it adds to `queued` (seq_cst)
-       * then reads `sleeping` (seq_cst): one of us sees the other. */
+       * `queued`, the marker, `stop` and `pause` (seq_cst); it adds to
+       * `queued` (seq_cst) then reads `sleeping` (seq_cst): one of us sees
+       * the other.  (A barrier, a free and before_fork store their word,
+       * then wake us through crd_wake, which reads `sleeping` seq_cst.) */
       uint64_t want = c->taken + (pending > 0 ? batch : 1u);
       rm_atomic_store_relaxed(&c->want, want);
       rm_atomic_store_seq_cst(&c->sleeping, 1u);
-      if (rm_atomic_load_seq_cst(&c->queued) >= want || rm_atomic_load_seq_cst(&c->flush) ||
-          rm_atomic_load_seq_cst(&c->stop)) {
+      if (rm_atomic_load_seq_cst(&c->queued) >= want || rm_atomic_load_seq_cst(&c->bar_queued) ||
+          rm_atomic_load_seq_cst(&c->stop) || rm_atomic_load_seq_cst(&c->pause)) {
         rm_atomic_store_relaxed(&c->sleeping, 0u);
         continue;
       }
       struct timespec ts, *until = NULL;
-      if (pending > 0) {
+      if (pending > 0 && delay < UINT64_MAX - first_ns) { /* saturate: UINT64_MAX never expires */
         uint64_t at = first_ns + delay;
         ts.tv_sec = (time_t)(at / 1000000000u);
         ts.tv_nsec = (long)(at % 1000000000u);
@@ -649,10 +730,12 @@ static void *worker_main(void *arg) {
   return NULL;
 }
 
-/* Start c's worker if it is not running: true when it runs. */
+/* Start c's worker if it has none: true when it runs.  False when it
+ * cannot be created, or while a thread drains the object itself. */
 static bool worker_ensure(struct rm_rcu_call_data *c) {
   uint32_t s = rm_atomic_load_acquire(&c->state);
   if (RM_LIKELY(s == CRD_RUNNING)) return true;
+  if (s == CRD_DRAINING) return false;
   if (s == CRD_STARTING) { /* another thread is starting it */
     while ((s = rm_atomic_load_acquire(&c->state)) == CRD_STARTING) sched_yield();
     return s == CRD_RUNNING;
@@ -672,6 +755,24 @@ static bool worker_ensure(struct rm_rcu_call_data *c) {
                       "callbacks run synchronously until it can\n", strerror(e));
   }
   return e == 0;
+}
+
+/* Run c's queue here, for an object without a worker (none can be started,
+ * or it is being freed), outside any section: one grace period, then the
+ * callbacks, the barrier marker among them.  False if another thread
+ * consumes the queue (a worker, or another drain). */
+static bool drain_here(struct rm_rcu_call_data *c) {
+  uint32_t s = CRD_NONE;
+  if (!rm_atomic_cas_acq_rel(&c->state, &s, CRD_DRAINING)) return false;
+  take_all(c);
+  run_batch(c, false);
+  rm_atomic_store_release(&c->state, CRD_NONE);
+  /* Barriers whose marker came after our take_all look again (and drain
+   * it themselves). */
+  pthread_mutex_lock(&crd_lock);
+  bar_signal(c);
+  pthread_mutex_unlock(&crd_lock);
+  return true;
 }
 
 static struct rm_rcu_call_data *crd_new(void) {
@@ -706,19 +807,24 @@ RM_API struct rm_rcu_call_data *rm_rcu_call_data_default(void) {
   return rm_atomic_load_acquire(&crd_default);
 }
 
+/* The object of the CPU we run on, or NULL.  The caller keeps it from
+ * being freed (a read section, or crd_lock): rm_rcu_call_data_free_per_cpu
+ * unpublishes the array under crd_lock, then waits for a grace period. */
+static struct rm_rcu_call_data *crd_of_cpu(void) {
+  struct rm_rcu_call_data **pc = rm_atomic_load_acquire(&crd_per_cpu);
+  if (!pc) return NULL;
+  int cpu = sched_getcpu();
+  /* Acquire, pairing with rm_rcu_call_data_set_cpu's release store: the
+   * object is initialised.  crd_ncpu was written before the array was
+   * published (release there, acquire above). */
+  return cpu >= 0 && cpu < crd_ncpu ? rm_atomic_load_acquire(&pc[cpu]) : NULL;
+}
+
 static struct rm_rcu_call_data *crd_for_caller(void) {
   struct rm_rcu_call_data *c = rm_rcu_tls.crd;
   if (c) return c;
-  struct rm_rcu_call_data **pc = rm_atomic_load_acquire(&crd_per_cpu);
-  if (pc) {
-    int cpu = sched_getcpu();
-    /* Acquire, pairing with rm_rcu_call_data_set_cpu's release store: the
-     * object is initialised.  crd_ncpu was written before the array was
-     * published (release there, acquire above). */
-    struct rm_rcu_call_data *c2 = cpu >= 0 && cpu < crd_ncpu ? rm_atomic_load_acquire(&pc[cpu]) : NULL;
-    if (c2) return c2;
-  }
-  return rm_rcu_call_data_default();
+  c = crd_of_cpu();
+  return c ? c : rm_rcu_call_data_default();
 }
 
 static void crd_push(struct rm_rcu_call_data *c, struct rm_rcu_head *head) {
@@ -728,37 +834,50 @@ static void crd_push(struct rm_rcu_call_data *c, struct rm_rcu_head *head) {
   if (rm_atomic_load_seq_cst(&c->sleeping) && n >= rm_atomic_load_relaxed(&c->want)) crd_wake(c);
 }
 
+/* Push onto c if it has a worker (c is kept alive by the caller). */
+static bool push_if_worker(struct rm_rcu_call_data *c, struct rm_rcu_head *head) {
+  if (!c || !worker_ensure(c)) return false;
+  crd_push(c, head);
+  return true;
+}
+
 RM_API void rm_rcu_call(struct rm_rcu_head *head, void (*func)(struct rm_rcu_head *head)) {
   head->func = func;
   struct rm_rcu_thread *t = &rm_rcu_tls;
   struct rm_rcu_call_data *c = t->crd;
-  bool per_cpu = false;
-  bool in_section = rm_rcu_read_ongoing();
   if (!c) {
     if (RM_UNLIKELY(rm_atomic_load_acquire(&crd_per_cpu) != NULL)) {
-      /* Per-CPU objects: choose and push inside a read section, so that
-       * rm_rcu_call_data_free_per_cpu(), which unpublishes the array and
-       * then waits for a grace period, never frees an object we use. */
-      per_cpu = true;
-      rm_rcu_read_lock();
-      c = crd_for_caller();
-    } else {
-      c = rm_rcu_call_data_default();
+      /* Per-CPU objects: choose and push where
+       * rm_rcu_call_data_free_per_cpu() cannot free the object under us.
+       * A thread with a record does it inside a read section (an offline
+       * one stays offline); one without takes crd_lock rather than
+       * registering, which would make it an idle record that costs every
+       * later grace period a membarrier. */
+      bool done;
+      if (t->own) {
+        rm_rcu_read_lock();
+        done = push_if_worker(crd_of_cpu(), head);
+        rm_rcu_read_unlock();
+      } else {
+        pthread_mutex_lock(&crd_lock);
+        done = push_if_worker(crd_of_cpu(), head);
+        pthread_mutex_unlock(&crd_lock);
+      }
+      if (done) return;
     }
+    c = rm_rcu_call_data_default(); /* no per-CPU object, or no worker for it */
   }
-  if (RM_UNLIKELY(!worker_ensure(c)) && !in_section) {
-    if (per_cpu) rm_rcu_read_unlock();
-    /* No worker, outside any section: a grace period here, then the
-     * callback (never dropped). */
-    rm_rcu_synchronize();
-    func(head);
-    STAT_ADD(callbacks_run, 1);
-    return;
-  }
-  /* With no worker and inside a section the callback waits in the queue
-   * for the next rm_rcu_call or rm_rcu_barrier to start one. */
+  if (RM_LIKELY(push_if_worker(c, head))) return;
+  /* No worker.  The callback waits in the queue; outside a section we run
+   * the queue now (a grace period, then the callbacks, ours among them);
+   * inside one the next rm_rcu_call or rm_rcu_barrier does.  Never
+   * dropped. */
   crd_push(c, head);
-  if (per_cpu) rm_rcu_read_unlock();
+  if (rm_rcu_read_ongoing()) return;
+  while (!drain_here(c) && !worker_ensure(c)) {
+    if (rm_atomic_load_acquire(&c->stopping)) return; /* its free runs the queue */
+    sched_yield(); /* another thread drains: ours may have come too late for it */
+  }
 }
 
 struct defer_node {
@@ -773,34 +892,64 @@ static void defer_run(struct rm_rcu_head *h) {
   free(n);
 }
 
-RM_API void rm_rcu_defer(void (*func)(void *p), void *p) {
+RM_API int rm_rcu_defer(void (*func)(void *p), void *p) {
   RM_ASSERT(!rm_rcu_read_ongoing(), "rm_rcu_defer inside a read section (it may block)");
   struct defer_node *n = (struct defer_node *)malloc(sizeof *n);
   if (!n) {
-    rm_rcu_synchronize();
+    /* No node: wait for a grace period here and call func(p) ourselves;
+     * inside a section we cannot wait, and never call it early. */
+    if (rm_rcu_synchronize_as("rm_rcu_defer (out of memory)") != 0) return EDEADLK;
     func(p);
-    return;
+    return 0;
   }
   n->func = func;
   n->p = p;
   rm_rcu_call(&n->head, defer_run);
+  return 0;
 }
 
-struct barrier_node {
-  struct rm_rcu_head head;
-  uint32_t done;
-};
+/* ---- rm_rcu_barrier ----------------------------------------------------------- */
 
-static void barrier_done(struct rm_rcu_head *h) {
-  struct barrier_node *b = (struct barrier_node *)(void *)h;
-  rm_atomic_store_release(&b->done, 1u);
-  rm_futex_wake(&b->done, 1, false);
+/* The marker ran (after a grace period, behind what was queued before it):
+ * record which barrier it served, and queue it again if a newer barrier
+ * asked for it meanwhile. */
+static void bar_run(struct rm_rcu_head *h) {
+  struct rm_rcu_call_data *c =
+      (struct rm_rcu_call_data *)(void *)((char *)h - offsetof(struct rm_rcu_call_data, bar));
+  pthread_mutex_lock(&crd_lock);
+  if (c->bar_queued > c->bar_done) rm_atomic_store_relaxed(&c->bar_done, c->bar_queued);
+  if (c->bar_want > c->bar_done) {
+    rm_atomic_store_relaxed(&c->bar_queued, c->bar_want);
+    crd_push(c, &c->bar);
+  } else {
+    rm_atomic_store_relaxed(&c->bar_queued, (uint64_t)0);
+  }
+  bar_signal(c);
+  pthread_mutex_unlock(&crd_lock);
 }
 
-RM_API int rm_rcu_barrier(void) {
+/* Ask for c's marker on behalf of barrier g (crd_lock held). */
+static void bar_ask(struct rm_rcu_call_data *c, uint64_t g) {
+  c->bar_want = g;
+  if (!c->bar_queued) {
+    rm_atomic_store_relaxed(&c->bar_queued, g);
+    c->bar.func = bar_run;
+    crd_push(c, &c->bar);
+  }
+  crd_wake(c);
+}
+
+int rm_rcu_barrier_as(const char *name) {
   struct rm_rcu_thread *t = &rm_rcu_tls;
-  if (rm_rcu_read_ongoing() || (t->state & RM_RCU_IN_CALLBACK)) {
-    RM_ASSERT(false, "rm_rcu_barrier inside a read section or a callback");
+  if (rm_rcu_read_ongoing() || (t->state & RM_RCU_IN_CALLBACK) ||
+      (rm_atomic_load_acquire(&fork_paused) &&
+       rm_atomic_load_relaxed(&fork_paused_by) == (uint64_t)rm_thread_identity())) {
+    RM_ASSERT(false, "%s inside a read section, a callback, or between "
+                     "rm_rcu_call_before_fork and the fork", name);
+    static uint32_t said_rm, said_other;
+    char what[96];
+    snprintf(what, sizeof what, "%s inside a read section or a callback", name);
+    say_once(strcmp(name, "rm_rcu_barrier") == 0 ? &said_rm : &said_other, what);
     return EDEADLK;
   }
   rm_rcu_call_data_default();
@@ -808,31 +957,47 @@ RM_API int rm_rcu_barrier(void) {
    * (as in rm_rcu_synchronize). */
   struct rm_fcp_reader *r = t->own && !is_offline(t->own) ? t->own : NULL;
   if (r) go_offline(r);
+  /* Ask every object that has been used for its marker (FIFO: it runs
+   * after every callback queued on it before this point), and lift its
+   * batching while it is queued. */
   pthread_mutex_lock(&crd_lock);
-  for (struct rm_rcu_call_data *c = crd_all; c; c = c->next) {
-    if (rm_atomic_load_seq_cst(&c->queued) == 0 && rm_atomic_load_relaxed(&c->state) == CRD_NONE)
-      continue; /* never used */
-    if (!worker_ensure(c)) {
-      /* No worker can run: drain the queue here (we are outside any
-       * section), with the worker's own code. */
-      take_all(c);
-      run_batch(c, false);
-      if (r) go_offline(r); /* callbacks that read reported again */
-      continue;
-    }
-    /* Every callback queued on c before this point is ahead of our node
-     * (FIFO), and the worker runs them before it. */
-    struct barrier_node b = {.head = {.next = NULL, .func = barrier_done}, .done = 0};
-    rm_atomic_fetch_add_seq_cst(&c->flush, 1u);
-    crd_push(c, &b.head);
-    crd_wake(c);
-    while (!rm_atomic_load_acquire(&b.done)) rm_futex_wait(&b.done, 0u, CLOCK_MONOTONIC, NULL, false);
-    rm_atomic_fetch_sub_acq_rel(&c->flush, 1u);
-  }
+  uint64_t g = ++bar_gen;
+  for (struct rm_rcu_call_data *c = crd_all; c; c = c->next)
+    if (!c->stopping && (rm_atomic_load_seq_cst(&c->queued) != 0 ||
+                         rm_atomic_load_relaxed(&c->state) != CRD_NONE))
+      bar_ask(c, g);
   pthread_mutex_unlock(&crd_lock);
+  /* Wait, without crd_lock, for each object whose marker has not served
+   * us yet, and for each object being freed until it has run everything
+   * it had (its callbacks queued before this barrier among them). */
+  for (;;) {
+    pthread_mutex_lock(&crd_lock);
+    struct rm_rcu_call_data *c = crd_all;
+    while (c && !(c->bar_want >= g && c->bar_done < g) && !(c->stopping && !c->drained))
+      c = c->next;
+    if (!c) {
+      pthread_mutex_unlock(&crd_lock);
+      break;
+    }
+    c->users++;
+    uint32_t seq = rm_atomic_load_acquire(&c->bar_seq);
+    bool stopping = c->stopping != 0;
+    pthread_mutex_unlock(&crd_lock);
+    /* No worker can run (none can be created): run its queue here. */
+    if (stopping || worker_ensure(c) || !drain_here(c))
+      rm_futex_wait(&c->bar_seq, seq, CLOCK_MONOTONIC, NULL, false);
+    pthread_mutex_lock(&crd_lock);
+    c->users--;
+    bar_signal(c); /* a free may wait for users to reach 0 */
+    pthread_mutex_unlock(&crd_lock);
+  }
   if (r) come_online(r);
   return 0;
 }
+
+RM_API int rm_rcu_barrier(void) { return rm_rcu_barrier_as("rm_rcu_barrier"); }
+
+/* ---- call_rcu data objects ------------------------------------------------------ */
 
 RM_API int rm_rcu_call_data_create(struct rm_rcu_call_data **out) {
   if (!out) return EINVAL;
@@ -849,23 +1014,57 @@ RM_API int rm_rcu_call_data_create(struct rm_rcu_call_data **out) {
 
 RM_API int rm_rcu_call_data_free(struct rm_rcu_call_data *c) {
   if (!c || c == &crd_default_obj) return EINVAL;
+  /* Freeing waits for a grace period (the worker's last batch, or ours):
+   * inside a read section, or in a callback of the object's own worker,
+   * it would wait for itself. */
+  if (rm_rcu_read_ongoing() ||
+      ((rm_rcu_tls.state & RM_RCU_IN_CALLBACK) &&
+       rm_atomic_load_acquire(&c->state) == CRD_RUNNING && pthread_equal(c->thread, pthread_self()))) {
+    RM_ASSERT(false, "rm_rcu_call_data_free inside a read section or its own callback");
+    static uint32_t said;
+    say_once(&said, "rm_rcu_call_data_free inside a read section or its own callback");
+    return EDEADLK;
+  }
   pthread_mutex_lock(&crd_lock);
+  bool twice = c->stopping != 0;
+  rm_atomic_store_release(&c->stopping, 1u); /* barriers from now on wait for `drained` */
+  pthread_mutex_unlock(&crd_lock);
+  if (twice) return EINVAL; /* another thread frees it */
+  /* Run everything queued on it: its worker does, then exits; or we do.
+   * Afterwards the state stays CRD_DRAINING: no worker starts again. */
+  for (;;) {
+    uint32_t s = rm_atomic_load_acquire(&c->state);
+    if (s == CRD_RUNNING) {
+      rm_atomic_store_seq_cst(&c->stop, 1u);
+      rm_atomic_store_release(&c->sleeping, 0u);
+      rm_futex_wake(&c->sleeping, 1, false);
+      pthread_join(c->thread, NULL);
+      rm_atomic_store_release(&c->state, CRD_DRAINING);
+      break;
+    }
+    if (s == CRD_NONE && rm_atomic_cas_acq_rel(&c->state, &s, CRD_DRAINING)) break;
+    sched_yield(); /* a worker is starting, or a barrier drains it */
+  }
+  for (;;) { /* pushes that came after the worker's last look */
+    take_all(c);
+    if (!c->batch) break;
+    run_batch(c, false);
+  }
+  pthread_mutex_lock(&crd_lock);
+  c->drained = 1;
+  bar_signal(c);
+  while (c->users) { /* barriers still looking at it */
+    uint32_t seq = rm_atomic_load_acquire(&c->bar_seq);
+    pthread_mutex_unlock(&crd_lock);
+    rm_futex_wait(&c->bar_seq, seq, CLOCK_MONOTONIC, NULL, false);
+    pthread_mutex_lock(&crd_lock);
+  }
   for (struct rm_rcu_call_data **pp = &crd_all; *pp; pp = &(*pp)->next)
     if (*pp == c) {
       *pp = c->next;
       break;
     }
   pthread_mutex_unlock(&crd_lock);
-  if (rm_atomic_load_acquire(&c->state) == CRD_RUNNING) {
-    /* The worker runs what is queued, then exits. */
-    rm_atomic_store_seq_cst(&c->stop, 1u);
-    rm_atomic_store_release(&c->sleeping, 0u);
-    rm_futex_wake(&c->sleeping, 1, false);
-    pthread_join(c->thread, NULL);
-  } else {
-    take_all(c);
-    run_batch(c, false);
-  }
   free(c);
   return 0;
 }
@@ -873,64 +1072,74 @@ RM_API int rm_rcu_call_data_free(struct rm_rcu_call_data *c) {
 RM_API void rm_rcu_call_data_set_thread(struct rm_rcu_call_data *c) { rm_rcu_tls.crd = c; }
 RM_API struct rm_rcu_call_data *rm_rcu_call_data_thread(void) { return rm_rcu_tls.crd; }
 
-RM_API int rm_rcu_call_data_create_per_cpu(void) {
-  pthread_mutex_lock(&crd_lock);
-  bool have = crd_per_cpu != NULL;
-  pthread_mutex_unlock(&crd_lock);
-  if (have) return 0;
+static int ncpu_conf(void) {
   long n = sysconf(_SC_NPROCESSORS_CONF);
-  if (n < 1) n = 1;
+  return n < 1 ? 1 : n > INT32_MAX ? INT32_MAX : (int)n;
+}
+
+/* The per-CPU array, allocated if there is none (crd_lock held). */
+static struct rm_rcu_call_data **per_cpu_ensure(void) {
+  if (crd_per_cpu) return crd_per_cpu;
+  int n = ncpu_conf();
   struct rm_rcu_call_data **pc = (struct rm_rcu_call_data **)calloc((size_t)n, sizeof *pc);
-  if (!pc) return ENOMEM;
-  for (long i = 0; i < n; i++) {
-    int e = rm_rcu_call_data_create(&pc[i]);
-    if (e) {
-      while (i-- > 0) rm_rcu_call_data_free(pc[i]);
-      free(pc);
-      return e;
-    }
-  }
-  pthread_mutex_lock(&crd_lock);
-  if (crd_per_cpu) { /* another thread won */
+  if (!pc) return NULL;
+  crd_ncpu = n;
+  rm_atomic_store_release(&crd_per_cpu, pc); /* after crd_ncpu and the zeroes */
+  return pc;
+}
+
+RM_API int rm_rcu_call_data_create_per_cpu(void) {
+  pthread_once(&dom_once, dom_init);
+  int n = ncpu_conf();
+  for (int i = 0; i < n; i++) {
+    pthread_mutex_lock(&crd_lock);
+    struct rm_rcu_call_data **pc = per_cpu_ensure();
+    bool have = pc && i < crd_ncpu && pc[i];
     pthread_mutex_unlock(&crd_lock);
-    for (long i = 0; i < n; i++) rm_rcu_call_data_free(pc[i]);
-    free(pc);
-    return 0;
+    if (!pc) return ENOMEM;
+    if (have) continue; /* CPUs that have one keep it */
+    struct rm_rcu_call_data *c = NULL;
+    int e = rm_rcu_call_data_create(&c);
+    if (e) return e;
+    pthread_mutex_lock(&crd_lock);
+    pc = per_cpu_ensure();
+    if (pc && i < crd_ncpu && !pc[i]) {
+      rm_atomic_store_release(&pc[i], c);
+      c = NULL;
+    }
+    pthread_mutex_unlock(&crd_lock);
+    if (c) rm_rcu_call_data_free(c); /* another thread filled it first */
   }
-  crd_ncpu = (int)n;
-  rm_atomic_store_release(&crd_per_cpu, pc);
-  pthread_mutex_unlock(&crd_lock);
   return 0;
 }
 
 RM_API int rm_rcu_call_data_set_cpu(int cpu, struct rm_rcu_call_data *c) {
-  long n = sysconf(_SC_NPROCESSORS_CONF);
-  if (n < 1) n = 1;
-  if (cpu < 0 || cpu >= n) return EINVAL;
+  if (cpu < 0 || cpu >= ncpu_conf()) return EINVAL;
   pthread_mutex_lock(&crd_lock);
-  if (!crd_per_cpu) {
-    struct rm_rcu_call_data **pc = (struct rm_rcu_call_data **)calloc((size_t)n, sizeof *pc);
-    if (!pc) {
-      pthread_mutex_unlock(&crd_lock);
-      return ENOMEM;
-    }
-    crd_ncpu = (int)n;
-    rm_atomic_store_release(&crd_per_cpu, pc);
-  }
-  rm_atomic_store_release(&crd_per_cpu[cpu], c);
+  struct rm_rcu_call_data **pc = per_cpu_ensure();
+  int e = 0;
+  if (!pc) e = ENOMEM;
+  else if (c && pc[cpu]) e = EEXIST; /* set it to NULL first, as liburcu asks */
+  else rm_atomic_store_release(&pc[cpu], c);
   pthread_mutex_unlock(&crd_lock);
-  return 0;
+  return e;
 }
 
-RM_API void rm_rcu_call_data_free_per_cpu(void) {
+RM_API int rm_rcu_call_data_free_per_cpu(void) {
+  if (rm_rcu_read_ongoing()) {
+    RM_ASSERT(false, "rm_rcu_call_data_free_per_cpu inside a read section");
+    static uint32_t said;
+    say_once(&said, "rm_rcu_call_data_free_per_cpu inside a read section");
+    return EDEADLK;
+  }
   pthread_mutex_lock(&crd_lock);
   struct rm_rcu_call_data **pc = crd_per_cpu;
   int n = crd_ncpu;
   rm_atomic_store_release(&crd_per_cpu, (struct rm_rcu_call_data **)NULL);
   pthread_mutex_unlock(&crd_lock);
-  if (!pc) return;
-  /* rm_rcu_call picks and uses a per-CPU object inside a read section:
-   * after this grace period nobody holds one of these. */
+  if (!pc) return 0;
+  /* rm_rcu_call picks and uses a per-CPU object inside a read section (or
+   * under crd_lock): after this grace period nobody holds one of these. */
   rm_rcu_synchronize();
   for (int i = 0; i < n; i++) {
     if (!pc[i]) continue;
@@ -939,6 +1148,7 @@ RM_API void rm_rcu_call_data_free_per_cpu(void) {
     rm_rcu_call_data_free(pc[i]);
   }
   free(pc);
+  return 0;
 }
 
 RM_API struct rm_rcu_call_data *rm_rcu_call_data_current(void) { return crd_for_caller(); }
@@ -984,6 +1194,66 @@ RM_API void rm_rcu_get_stats(struct rm_rcu_stats *out) {
 
 /* ---- fork ------------------------------------------------------------------ */
 
+/* liburcu's protocol: rm_rcu_call_before_fork() stops every worker between
+ * two batches (none is inside a callback, or between taking a callback off
+ * its queue and linking it into its batch, when fork() copies the
+ * process); rm_rcu_call_after_fork_parent() / _child() resume them (our own
+ * fork handlers do too, so forgetting them costs nothing).  Waits for the
+ * workers without crd_lock (a worker may need it to finish its batch),
+ * holding each object in `users` meanwhile. */
+RM_API void rm_rcu_call_before_fork(void) {
+  if (rm_rcu_read_ongoing()) {
+    /* A worker may be waiting for a grace period that waits for us. */
+    RM_ASSERT(false, "rm_rcu_call_before_fork inside a read section");
+    static uint32_t said;
+    say_once(&said, "rm_rcu_call_before_fork inside a read section (workers not paused)");
+    return;
+  }
+  pthread_mutex_lock(&crd_lock);
+  rm_atomic_store_relaxed(&fork_paused_by, (uint64_t)rm_thread_identity());
+  rm_atomic_store_release(&fork_paused, 1u);
+  for (struct rm_rcu_call_data *c = crd_all; c; c = c->next) {
+    rm_atomic_store_seq_cst(&c->pause, 1u);
+    crd_wake(c);
+  }
+  for (;;) {
+    struct rm_rcu_call_data *c = crd_all;
+    while (c && !(rm_atomic_load_acquire(&c->state) == CRD_RUNNING &&
+                  !rm_atomic_load_acquire(&c->paused) && !rm_atomic_load_relaxed(&c->stop)))
+      c = c->next;
+    if (!c) break;
+    c->users++;
+    pthread_mutex_unlock(&crd_lock);
+    while (!rm_atomic_load_acquire(&c->paused) && rm_atomic_load_acquire(&c->state) == CRD_RUNNING)
+      rm_futex_wait(&c->paused, 0u, CLOCK_MONOTONIC, NULL, false);
+    pthread_mutex_lock(&crd_lock);
+    c->users--;
+    bar_signal(c);
+  }
+  pthread_mutex_unlock(&crd_lock);
+}
+
+static void resume_workers(void) {
+  rm_atomic_store_release(&fork_paused, 0u);
+  for (struct rm_rcu_call_data *c = crd_all; c; c = c->next)
+    if (rm_atomic_load_acquire(&c->pause)) {
+      rm_atomic_store_release(&c->pause, 0u);
+      rm_futex_wake(&c->pause, INT32_MAX, false);
+    }
+}
+
+RM_API void rm_rcu_call_after_fork_parent(void) {
+  pthread_mutex_lock(&crd_lock);
+  resume_workers();
+  pthread_mutex_unlock(&crd_lock);
+}
+
+RM_API void rm_rcu_call_after_fork_child(void) {
+  pthread_mutex_lock(&crd_lock);
+  resume_workers(); /* the child's workers start afresh; nothing waits */
+  pthread_mutex_unlock(&crd_lock);
+}
+
 /* The list lock is held across fork() so that the child finds the list
  * whole.  gp_lock is not: the forking thread may be inside a read section
  * that a grace period in another thread waits for. */
@@ -1018,25 +1288,45 @@ static void fork_prepare(void) {
 }
 
 static void fork_parent(void) {
+  resume_workers();
   pthread_mutex_unlock(&crd_lock);
   for (struct rm_rcu_atfork *a = atfork_list; a; a = a->rm_next)
     if (a->after_fork_parent) a->after_fork_parent(a->priv);
   pthread_mutex_unlock(&atfork_lock);
 }
 
+/* Is n in c's queue (from `head`) or its batch?  The child asks about the
+ * barrier marker: a worker of the parent may have been running it. */
+static bool crd_holds(struct rm_rcu_call_data *c, const struct rm_rcu_head *n) {
+  for (const struct rm_rcu_head *h = c->head; h; h = h->next)
+    if (h == n) return true;
+  for (const struct rm_rcu_head *h = c->batch; h; h = h->next)
+    if (h == n) return true;
+  return false;
+}
+
 /* In the child only the forking thread runs: no worker, no grace period in
- * progress, no producer in the middle of a push except a thread that no
- * longer exists.  Workers start again on first use (worker_ensure), with
- * what was queued and the batch a worker had taken but not run. */
+ * progress, no barrier waiting, no object being freed, no producer in the
+ * middle of a push except a thread that no longer exists.  Workers start
+ * again on first use (worker_ensure), with what was queued and the batch a
+ * worker had taken but not run.  A callback that a worker was running, or
+ * had taken off its queue but not yet linked into its batch, is not in
+ * the child, unless rm_rcu_call_before_fork() paused the workers first. */
 static void fork_child(void) {
   pthread_mutex_init(&crd_lock, NULL);
   pthread_mutex_init(&gp_lock, NULL);
   if (gp_seq & 1u) gp_seq++; /* a grace period of a thread that is gone */
+  fork_paused = 0;
   for (struct rm_rcu_call_data *c = crd_all; c; c = c->next) {
     c->state = CRD_NONE;
     c->sleeping = 0;
-    c->flush = 0;
     c->stop = 0;
+    c->pause = 0;
+    c->paused = 0;
+    c->users = 0;
+    c->stopping = 0; /* its freer is gone: the object lives on in the child */
+    c->drained = 0;
+    c->bar_seq = 0;
     /* A thread that is gone may have exchanged `tail` without linking its
      * node: the nodes from there on cannot be reached.  Cut the queue
      * where its links end (what follows belongs to threads that do not
@@ -1053,6 +1343,10 @@ static void fork_child(void) {
       c->tail = h;
     }
     c->queued = c->taken + n;
+    /* No barrier of the parent waits here.  A marker that is still queued
+     * stays (it must not be queued twice) and runs harmlessly. */
+    if (c->bar_queued && !crd_holds(c, &c->bar)) c->bar_queued = 0;
+    if (c->bar_want > c->bar_done) c->bar_done = c->bar_want;
   }
   pthread_mutex_init(&atfork_lock, NULL);
   for (struct rm_rcu_atfork *a = atfork_list; a; a = a->rm_next)

@@ -5,6 +5,8 @@
 #define _GNU_SOURCE
 #include <readmostly/urcu.h>
 
+#include "rcu_internal.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -21,17 +23,19 @@ RM_API void rm_urcu_unregister_thread(void) {
     fprintf(stderr, "readmostly: rcu_unregister_thread inside a read section (ignored)\n");
 }
 
-RM_API void rm_urcu_synchronize_rcu(void) {
-  if (rm_rcu_synchronize() != 0)
-    fprintf(stderr, "readmostly: synchronize_rcu inside a read section would wait for itself "
-                    "(returned at once)\n");
+/* Inside a read section these return at once, with the library's one-line
+ * message naming liburcu's function (liburcu would wait for ever). */
+RM_API void rm_urcu_synchronize_rcu(void) { (void)rm_rcu_synchronize_as("synchronize_rcu"); }
+
+RM_API void rm_urcu_barrier(void) { (void)rm_rcu_barrier_as("rcu_barrier"); }
+
+RM_API void rm_urcu_defer_rcu(void (*fct)(void *p), void *p) {
+  /* EDEADLK: inside a section with no memory for the node; fct is not
+   * called (never before a grace period), and the library said so. */
+  (void)rm_rcu_defer(fct, p);
 }
 
-RM_API void rm_urcu_barrier(void) {
-  if (rm_rcu_barrier() != 0)
-    fprintf(stderr, "readmostly: rcu_barrier inside a read section or a callback would wait "
-                    "for itself (returned at once)\n");
-}
+RM_API void rm_urcu_free_all_cpu_call_rcu_data(void) { (void)rm_rcu_call_data_free_per_cpu(); }
 
 RM_API void rm_urcu_init(void) { (void)rm_rcu_domain(); }
 
@@ -102,7 +106,7 @@ RM_API const struct rcu_flavor_struct rm_urcu_flavor = {
     .read_quiescent_state = rm_rcu_quiescent_state,
     .update_call_rcu = rm_rcu_call,
     .update_synchronize_rcu = rm_urcu_synchronize_rcu,
-    .update_defer_rcu = rm_rcu_defer,
+    .update_defer_rcu = rm_urcu_defer_rcu,
     .thread_offline = rm_rcu_thread_offline,
     .thread_online = rm_rcu_thread_online,
     .register_thread = rm_urcu_register_thread,

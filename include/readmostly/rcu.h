@@ -298,7 +298,7 @@ struct rm_rcu_head {
 struct rm_rcu_call_data;
 RM_API void rm_rcu_call(struct rm_rcu_head *head, void (*func)(struct rm_rcu_head *head));
 RM_API int rm_rcu_barrier(void);
-RM_API void rm_rcu_defer(void (*func)(void *p), void *p);
+RM_API int rm_rcu_defer(void (*func)(void *p), void *p);
 
 /* call_rcu data objects: one worker thread each. */
 RM_API int rm_rcu_call_data_create(struct rm_rcu_call_data **out);
@@ -307,19 +307,34 @@ RM_API struct rm_rcu_call_data *rm_rcu_call_data_default(void);
 /* The object rm_rcu_call() of the calling thread uses (NULL: per CPU or default). */
 RM_API void rm_rcu_call_data_set_thread(struct rm_rcu_call_data *crd);
 RM_API struct rm_rcu_call_data *rm_rcu_call_data_thread(void);
-/* One object per CPU (created now); rm_rcu_call() then uses the object of
- * the CPU it runs on, unless the thread has its own.  0, ENOMEM, EAGAIN. */
+/* One object per CPU: every CPU that has none gets a new one (a CPU set
+ * with rm_rcu_call_data_set_cpu keeps its own); rm_rcu_call() then uses
+ * the object of the CPU it runs on, unless the thread has its own.  0,
+ * ENOMEM, EAGAIN. */
 RM_API int rm_rcu_call_data_create_per_cpu(void);
 RM_API struct rm_rcu_call_data *rm_rcu_call_data_cpu(int cpu);
-/* Give CPU cpu the object crd (NULL: none).  0, EINVAL, ENOMEM. */
+/* Give CPU cpu the object crd (NULL: none).  0; EINVAL (cpu out of
+ * range); EEXIST (crd is not NULL and the CPU has an object: set NULL
+ * first, wait for a grace period, then free the old one); ENOMEM. */
 RM_API int rm_rcu_call_data_set_cpu(int cpu, struct rm_rcu_call_data *crd);
-/* Free every per-CPU object (their callbacks run first). */
-RM_API void rm_rcu_call_data_free_per_cpu(void);
+/* Free every per-CPU object (their callbacks run first).  0, EDEADLK
+ * inside a read section. */
+RM_API int rm_rcu_call_data_free_per_cpu(void);
 /* The object rm_rcu_call() would use now: the thread's, else its CPU's,
  * else the default one. */
 RM_API struct rm_rcu_call_data *rm_rcu_call_data_current(void);
 /* The worker thread of crd (started if it was not). */
 RM_API pthread_t rm_rcu_call_data_worker(struct rm_rcu_call_data *crd);
+/* liburcu's fork protocol: rm_rcu_call_before_fork() stops every call_rcu
+ * worker between two batches (call it outside any read section, and after
+ * rm_rcu_barrier() if the callbacks should have run before the fork);
+ * rm_rcu_call_after_fork_parent() and rm_rcu_call_after_fork_child()
+ * resume them (the library's own fork handlers also do).  Without it a
+ * fork() still works, but a callback that a worker was running at that
+ * moment does not run in the child (see "fork()" above). */
+RM_API void rm_rcu_call_before_fork(void);
+RM_API void rm_rcu_call_after_fork_parent(void);
+RM_API void rm_rcu_call_after_fork_child(void);
 /* Hooks run around fork() (before, in the parent after, in the child
  * after), in registration order; for libraries with threads of their own
  * that use RCU (liburcu's lock-free hash table registers its resize

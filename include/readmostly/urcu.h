@@ -160,25 +160,22 @@ static inline struct rm_rcu_call_data *rm_urcu_create_call_rcu_data(unsigned lon
 static inline void rm_urcu_call_rcu_data_free(struct rm_rcu_call_data *c) {
   if (c) (void)rm_rcu_call_data_free(c);
 }
-/* 0, or -1 with errno set (ENOMEM, EAGAIN). */
+/* As liburcu: 0, or a negative error code with errno set to it (ENOMEM,
+ * EAGAIN; EINVAL for a CPU out of range, EEXIST for a CPU that has an
+ * object). */
 static inline int rm_urcu_create_all_cpu_call_rcu_data(unsigned long flags) {
   (void)flags;
   int e = rm_rcu_call_data_create_per_cpu();
-  if (e) {
-    errno = e;
-    return -1;
-  }
-  return 0;
+  if (e) errno = e;
+  return -e;
 }
 static inline int rm_urcu_set_cpu_call_rcu_data(int cpu, struct rm_rcu_call_data *c) {
   int e = rm_rcu_call_data_set_cpu(cpu, c);
-  if (e) {
-    errno = e;
-    return -1;
-  }
-  return 0;
+  if (e) errno = e;
+  return -e;
 }
-static inline void rm_urcu_fork_hook(void) {} /* readmostly handles fork() itself */
+RM_API void rm_urcu_free_all_cpu_call_rcu_data(void); /* inside a section: a message */
+RM_API void rm_urcu_defer_rcu(void (*fct)(void *p), void *p);
 
 #define call_rcu rm_rcu_call
 #define rcu_barrier rm_urcu_barrier
@@ -192,10 +189,10 @@ static inline void rm_urcu_fork_hook(void) {} /* readmostly handles fork() itsel
 #define set_thread_call_rcu_data rm_rcu_call_data_set_thread
 #define set_cpu_call_rcu_data rm_urcu_set_cpu_call_rcu_data
 #define create_all_cpu_call_rcu_data rm_urcu_create_all_cpu_call_rcu_data
-#define free_all_cpu_call_rcu_data rm_rcu_call_data_free_per_cpu
-#define call_rcu_before_fork rm_urcu_fork_hook
-#define call_rcu_after_fork_parent rm_urcu_fork_hook
-#define call_rcu_after_fork_child rm_urcu_fork_hook
+#define free_all_cpu_call_rcu_data rm_urcu_free_all_cpu_call_rcu_data
+#define call_rcu_before_fork rm_rcu_call_before_fork
+#define call_rcu_after_fork_parent rm_rcu_call_after_fork_parent
+#define call_rcu_after_fork_child rm_rcu_call_after_fork_child
 
 /* ---- defer_rcu (liburcu's urcu/defer.h) ------------------------------------ */
 
@@ -204,7 +201,7 @@ static inline void rm_urcu_fork_hook(void) {} /* readmostly handles fork() itsel
 #endif
 static inline int rm_urcu_defer_register_thread(void) { return 0; }
 static inline void rm_urcu_defer_nothing(void) {}
-#define defer_rcu rm_rcu_defer
+#define defer_rcu rm_urcu_defer_rcu
 #define rcu_defer_register_thread rm_urcu_defer_register_thread
 #define rcu_defer_unregister_thread rm_urcu_defer_nothing
 #define rcu_defer_exit rm_urcu_defer_nothing

@@ -421,7 +421,7 @@ static void test_per_cpu(void) {
   CHECK_ERR(rm_rcu_barrier(), 0);
   CHECK_EQ(__atomic_load_n(&batch_runs, __ATOMIC_RELAXED), before + 64);
   for (int i = 0; i < 64; i++) rm_rcu_call(&h[i], batch_cb);
-  rm_rcu_call_data_free_per_cpu(); /* runs what they hold */
+  CHECK_ERR(rm_rcu_call_data_free_per_cpu(), 0); /* runs what they hold */
   CHECK_EQ(__atomic_load_n(&batch_runs, __ATOMIC_RELAXED), before + 128);
   CHECK(rm_rcu_call_data_cpu(0) == NULL);
 }
@@ -431,7 +431,7 @@ static void test_per_cpu(void) {
 static int deferred;
 static void defer_fn(void *p) { __atomic_fetch_add(&deferred, (int)(intptr_t)p, __ATOMIC_RELAXED); }
 static void test_defer(void) {
-  for (int i = 0; i < 1000; i++) rm_rcu_defer(defer_fn, (void *)(intptr_t)1);
+  for (int i = 0; i < 1000; i++) CHECK_ERR(rm_rcu_defer(defer_fn, (void *)(intptr_t)1), 0);
   CHECK_ERR(rm_rcu_barrier(), 0);
   CHECK_EQ(__atomic_load_n(&deferred, __ATOMIC_RELAXED), 1000);
 }

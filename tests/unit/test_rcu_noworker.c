@@ -87,7 +87,7 @@ int main(void) {
   CHECK_EQ(early, 0);
   /* defer_rcu takes the same path. */
   static int deferred;
-  rm_rcu_defer(defer_fn, &deferred);
+  CHECK_ERR(rm_rcu_defer(defer_fn, &deferred), 0);
   CHECK_EQ(deferred, 1);
   TEST_MAIN_END();
 }
