@@ -96,6 +96,7 @@ RM_API void rm_fcp_switch_to_fence(void) {
       return;
     }
   } while (!rm_atomic_cas_acq_rel(&rm_fcp_mode, &m, (m | RM_FCP_SWITCHED) & ~RM_FCP_NOFENCE));
+  RM_DEBUG_PAUSE("fcp.switch"); /* a fork() here: the child finishes the switch */
   /* Close every gate for good before the barrier (fcp.h, "The gate"): a
    * reader that still finds its gate open loaded it before the barrier
    * reached its CPU, like a reader that still read NOFENCE.  RMW after the
@@ -326,6 +327,18 @@ static void key_init(void) {
  * the child's thread id. */
 static void fork_child(void) {
   pthread_mutex_init(&domains_lock, NULL);
+  /* A switch to fence mode that another thread had begun (SWITCHED) but not
+   * finished (WRITERS_FENCE): that thread is gone, and a later switch would
+   * wait for it for ever.  Finish it here.  Only this thread runs, so no
+   * reader can have skipped a fence that a barrier must now cover: close
+   * the gates for good (the switcher may not have got there) and let
+   * writers trust their fence. */
+  uint32_t m = rm_atomic_load_relaxed(&rm_fcp_mode);
+  if ((m & RM_FCP_SWITCHED) && !(m & RM_FCP_WRITERS_FENCE)) {
+    for (struct rm_fcp_domain *d = domains; d; d = d->dnext)
+      __atomic_fetch_or(&d->gate, RM_FCP_GATE_CLOSED | RM_FCP_GATE_SHUT, __ATOMIC_SEQ_CST);
+    rm_atomic_fetch_or_acq_rel(&rm_fcp_mode, RM_FCP_WRITERS_FENCE);
+  }
   uint64_t self = (uint64_t)rm_thread_identity();
   for (struct rm_fcp_domain *d = domains; d; d = d->dnext)
     for (struct rm_fcp_reader *r = d->head; r; r = r->next) {

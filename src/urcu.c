@@ -49,6 +49,14 @@ struct atfork_node {
 static pthread_mutex_t nodes_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct atfork_node *nodes;
 
+/* The list lock is held across fork() (taken before, released in both
+ * processes after), so that the child never finds it held by a thread it
+ * does not have. */
+static void nodes_prepare(void) { pthread_mutex_lock(&nodes_lock); }
+static void nodes_release(void) { pthread_mutex_unlock(&nodes_lock); }
+static pthread_once_t nodes_once = PTHREAD_ONCE_INIT;
+static void nodes_init(void) { pthread_atfork(nodes_prepare, nodes_release, nodes_release); }
+
 static void before(void *p) {
   struct urcu_atfork *u = (struct urcu_atfork *)p;
   if (u->before_fork) u->before_fork(u->priv);
@@ -73,7 +81,9 @@ RM_API void rm_urcu_register_rculfhash_atfork(struct urcu_atfork *u) {
   n->a.after_fork_child = child;
   n->a.priv = u;
   n->user = u;
+  pthread_once(&nodes_once, nodes_init);
   pthread_mutex_lock(&nodes_lock);
+  RM_DEBUG_PAUSE("urcu.atfork.nodes"); /* a fork() here: the child's lock is free */
   n->next = nodes;
   nodes = n;
   pthread_mutex_unlock(&nodes_lock);
