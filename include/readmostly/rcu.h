@@ -46,13 +46,34 @@
  *   period.  A registered thread that is outside any section but never
  *   reports (idle, or busy outside the library) costs every grace period a
  *   membarrier: call rm_rcu_thread_offline() before going idle for long and
- *   rm_rcu_thread_online() after (an offline thread is never waited for and
- *   must not read; a read lock while offline brings the thread online), or
- *   rm_rcu_quiescent_state() now and then, which reports the version.  A
+ *   rm_rcu_thread_online() after, or rm_rcu_quiescent_state() now and then,
+ *   which reports the version.  An offline thread is never waited for
+ *   outside its sections.  It may still read: a section while offline
+ *   costs one full fence more than an online one, grace periods wait for it
+ *   as for any other, and the thread is offline again when it ends.  A
  *   thread that only updates (synchronize, call) needs no registration.
  *   If no record can be allocated, rm_rcu_register_thread() returns ENOMEM
  *   and a read lock that would register prints a message and aborts (it
  *   cannot return an error).
+ *
+ *   Signal handlers.  A read section may run in a signal handler, at any
+ *   point of the interrupted thread's code: inside its sections, inner or
+ *   outermost, inside its own lock or unlock, while it is offline or goes
+ *   offline or online, waits in rm_rcu_synchronize() or rm_rcu_barrier(),
+ *   registers or unregisters (liburcu's default flavor promises the same).
+ *   The handler's section is waited for by grace periods like any other
+ *   and leaves the thread as it found it.  The thread must be registered
+ *   before such a signal can arrive: a read lock in an unregistered thread
+ *   registers it, which allocates, and a handler must not allocate.
+ *   rm_rcu_read_lock, rm_rcu_read_unlock, rm_rcu_read_ongoing and the
+ *   pointer macros are the async-signal-safe part of this header; the rest
+ *   (synchronize, call, barrier, registration, offline and online) must not
+ *   be called from a handler.  (In fence mode, an inner section of a
+ *   handler that interrupted its thread's outermost lock between its store
+ *   and its fence relies on the interruption itself ordering that store
+ *   before the handler's loads, as liburcu's mb flavor does: on x86 the
+ *   processor drains its store buffer when it takes the interrupt or
+ *   exception that delivers the signal.  docs/rcu.md, "Signal handlers".)
  *
  *   Callbacks.  rm_rcu_call(head, func) queues func(head) to run after a
  *   grace period.  It never blocks and may be called inside a read section
@@ -63,24 +84,42 @@
  *   rm_rcu_call_data_create() and chosen per thread or per CPU.  The worker
  *   starts a grace period once rm_rcu_call_set_batch() callbacks are queued
  *   (default 1: at once) or the oldest has waited the batch delay (default
- *   10 ms).  rm_rcu_barrier() waits until every callback queued before it
- *   (on every object) has run.  Callbacks queued by a thread that exits are
- *   run as usual.  If the worker thread cannot be created, rm_rcu_call()
- *   outside a read section waits for a grace period and runs the callback
+ *   10 ms; UINT64_MAX: no deadline).  rm_rcu_barrier() waits until every
+ *   callback queued before it (on every object, also on one that
+ *   rm_rcu_call_data_free() is freeing meanwhile) has run; it holds no lock
+ *   while it waits, so other threads may create and set objects, and fork,
+ *   meanwhile.  Callbacks queued by a thread that exits are run as usual.
+ *   A callback that returns inside a read section has the section ended
+ *   for it (a message; an assertion in debug builds).  If the worker
+ *   thread cannot be created, rm_rcu_call() outside a read section waits
+ *   for a grace period and runs the queue (its callback among them)
  *   itself; inside one it leaves the callback queued, and the next
  *   rm_rcu_call() or rm_rcu_barrier() retries (the barrier, failing again,
  *   runs the queue itself): a callback is never dropped.
+ *   rm_rcu_call_data_free() runs what the object holds (its worker's last
+ *   batches, or itself) and frees it.  With per-CPU objects rm_rcu_call()
+ *   chooses its object inside a read section if the thread is registered
+ *   (an offline thread stays offline), else under a mutex held for a few
+ *   instructions: it never registers the caller.
  *   rm_rcu_defer(func, p) (liburcu's defer_rcu) queues func(p) the same way
- *   through a small allocated node; it may block (when the node cannot be
- *   allocated it waits for a grace period and calls func(p) itself), so it
- *   must not be called inside a read section.
+ *   through a small allocated node; when the node cannot be allocated it
+ *   waits for a grace period and calls func(p) itself, so it must not be
+ *   called inside a read section (an assertion in debug builds; there,
+ *   without memory, it returns EDEADLK and does not call func).
  *
  *   fork().  The child can read, synchronize and queue callbacks: records of
- *   other threads are released in the child, and its call_rcu workers, which
- *   do not exist there, are started again on first use, with the callbacks
- *   the parent had queued (they run in the child too, as with liburcu).
- *   Nothing needs calling around fork(); liburcu's call_rcu_before_fork()
- *   and friends are accepted and do nothing.
+ *   other threads are released in the child (their sections end there), and
+ *   its call_rcu workers, which do not exist there, are started again on
+ *   first use, with the callbacks the parent had queued (they run in the
+ *   child too, as with liburcu).  fork() may be called anywhere, inside a
+ *   read section and while other threads synchronize, wait in a barrier or
+ *   switch to fence mode.  One thing is lost without help: a callback that
+ *   a worker is running at the moment of the fork (or has just taken off
+ *   its queue) does not run in the child.  rm_rcu_call_before_fork() before
+ *   fork() (outside any section) stops every worker between two batches,
+ *   so that none is; rm_rcu_call_after_fork_parent() and
+ *   rm_rcu_call_after_fork_child() after it resume them (liburcu's
+ *   call_rcu_before_fork() and friends are these).
  *
  *   Pointers.  rm_rcu_dereference(p) is a consume load (an acquire load
  *   here: no compiler implements consume); rm_rcu_assign_pointer(p, v) a
@@ -93,10 +132,15 @@
  *
  * RETURN VALUES
  *   rm_rcu_synchronize, rm_rcu_barrier: 0, or EDEADLK inside a read section
- *   (rm_rcu_barrier also in a callback).  rm_rcu_register_thread: 0, ENOMEM.
- *   rm_rcu_unregister_thread: 0, EBUSY inside a read section.
+ *   (rm_rcu_barrier also in a callback, and in the thread that called
+ *   rm_rcu_call_before_fork until the fork).  rm_rcu_register_thread: 0,
+ *   ENOMEM.  rm_rcu_unregister_thread: 0, EBUSY inside a read section.
  *   rm_rcu_call_data_create: 0, EINVAL, ENOMEM, EAGAIN (no thread).
- *   rm_rcu_call_data_free: 0, EINVAL (the default object).
+ *   rm_rcu_call_data_free: 0; EINVAL (NULL, the default object, or an
+ *   object another thread is freeing); EDEADLK inside a read section or in
+ *   a callback of the object's own worker.  rm_rcu_call_data_free_per_cpu:
+ *   0, EDEADLK inside a read section.  rm_rcu_call_data_set_cpu: 0,
+ *   EINVAL, EEXIST, ENOMEM.  rm_rcu_defer: 0, EDEADLK (see above).
  *
  * COSTS
  *   256 bytes per registered thread (its record, and a second one for
@@ -111,7 +155,11 @@
  * MISUSE
  *   An rm_rcu_read_unlock() without a matching lock is caught by an
  *   assertion in debug builds; in release builds it is ignored (a thread
- *   that is not registered or is offline also gets a one-line message).
+ *   that is not registered also gets a one-line message).  A call that
+ *   would wait for itself (synchronize, barrier, call_rcu_data_free and
+ *   free_per_cpu inside a section; barrier in a callback) asserts in debug
+ *   builds and in release builds returns EDEADLK with one line on stderr
+ *   that names the function called.
  */
 #ifndef READMOSTLY_RCU_H
 #define READMOSTLY_RCU_H

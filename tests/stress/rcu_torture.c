@@ -266,7 +266,7 @@ static void *reader(void *arg) {
     uint64_t r = rnd(&seed);
     if (signals && n % 64 == 0) {
       between_sections(r >> 4);
-    } else if (n % 20000 == 0) { /* leave and come back, or idle offline */
+    } else if (!signals && n % 20000 == 0) { /* leave and come back, or idle offline */
       if (r & 1) {
         rm_rcu_unregister_thread();
         rm_rcu_register_thread();
