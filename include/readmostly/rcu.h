@@ -250,9 +250,10 @@ RM_INLINE void rm_rcu_read_lock(void) {
      * may hold "in flight" after a misplaced unlock and a lock), or the
      * thread's record when this lock runs in a signal handler that
      * interrupted the outermost lock before it left the offline state:
-     * the slow path leaves it first. */
-    if (RM_LIKELY(p == (const void *)&rm_rcu_in_flight &&
-                  rm_atomic_load_relaxed(&r->seen) != RM_RCU_SEEN_OFFLINE)) {
+     * the slow path leaves it first.  (A plain read: only this thread, and
+     * its signal handlers, write the `seen` of its records; the stand-in's
+     * is never written.  The compiler can then fold it into the compare.) */
+    if (RM_LIKELY(p == (const void *)&rm_rcu_in_flight && r->seen != RM_RCU_SEEN_OFFLINE)) {
       RM_DEBUG_YIELD();
       rm_rcu_tls.depth++;
       rm_compiler_barrier(); /* `depth` before `rec`, for signal handlers */
