@@ -18,6 +18,7 @@
 #include <urcu/rculist.h>
 
 #include "test.h"
+#include <errno.h>
 
 #include <readmostly/rcu.h> /* only to check that the names are ours */
 
@@ -170,11 +171,15 @@ after_lfht:
   CHECK(uatomic_read(&freed) >= 201);
   CHECK(create_all_cpu_call_rcu_data(0) == 0);
   CHECK(get_cpu_call_rcu_data(0) != NULL);
+  /* liburcu's return values: a negative error code, errno set. */
+  errno = 0;
+  CHECK(set_cpu_call_rcu_data(-1, NULL) == -EINVAL && errno == EINVAL);
+  errno = 0;
+  CHECK(set_cpu_call_rcu_data(0, get_default_call_rcu_data()) == -EEXIST && errno == EEXIST);
   free_all_cpu_call_rcu_data();
   call_rcu_before_fork();
   call_rcu_after_fork_parent();
   (void)&call_rcu_after_fork_child;
-  (void)&set_cpu_call_rcu_data;
   (void)URCU_CALL_RCU_RT;
   rcu_barrier();
   CHECK_EQ(uatomic_read(&freed), 1201); /* list 200, hash table 1000, one more */
