@@ -18,13 +18,20 @@
  * unit.misuse with NDEBUG (what the user's release build sees: EPERM), and
  * as unit.misuse.debug without it (every misuse must abort with a message,
  * SIGABRT).  Checks that live in the library's .c files follow the
- * library's own build (RM_TEST_LIB_NDEBUG).  Every case runs in a child
+ * library's own build (RM_TEST_LIB_NDEBUG): the test build's library keeps
+ * its assertions, so unit.misuse.release and unit.misuse.debug.release
+ * build the two again over a copy of the library compiled with NDEBUG
+ * (tests/CMakeLists.txt sets RM_TEST_LIB_NDEBUG=1 for them), which is what
+ * a user of an installed release library gets.  Every case runs in a child
  * process under an alarm, so a hang or an abort where none belongs fails
- * the case instead of the run. */
+ * the case instead of the run; a case may also name a message that must
+ * appear on the child's stderr (exactly once when the child goes on). */
+#ifndef RM_TEST_LIB_NDEBUG
 #ifdef NDEBUG
 #define RM_TEST_LIB_NDEBUG 1 /* the whole build has NDEBUG, the library too */
 #else
 #define RM_TEST_LIB_NDEBUG 0
+#endif
 #endif
 #ifdef RM_TEST_MISUSE_DEBUG
 #undef NDEBUG /* a debug build of the caller */
@@ -56,32 +63,58 @@ enum where { IN_HEADER, IN_LIBRARY };
 
 static int failures;
 
+static int count_of(const char *hay, const char *needle) {
+  int n = 0;
+  for (const char *p = hay; (p = strstr(p, needle)) != NULL; p += strlen(needle)) n++;
+  return n;
+}
+
 /* Run fn in a child under a 10 s alarm.  It must exit 0 (its CHECKs all
  * passed: EPERM and an intact lock), or, when the check aborts in this
- * build, die of SIGABRT at the misuse. */
-static void run_case(const char *name, enum where w, void (*fn)(void)) {
+ * build, die of SIGABRT at the misuse.  With msg, the child's stderr must
+ * hold it: exactly once when the child goes on (a warning is printed once
+ * however often the misuse is repeated), at least once when it aborts. */
+static void run_case_msg(const char *name, enum where w, void (*fn)(void), const char *msg) {
   bool aborts = w == IN_HEADER ? INLINE_ABORTS : !RM_TEST_LIB_NDEBUG;
+  int fds[2];
+  CHECK_EQ(pipe(fds), 0);
   fflush(NULL);
   pid_t pid = fork();
   CHECK(pid >= 0);
   if (pid == 0) {
     alarm(10);
-    if (aborts && !freopen("/dev/null", "w", stderr)) _exit(9); /* the expected message */
+    close(fds[0]);
+    if (dup2(fds[1], 2) < 0) _exit(9); /* the messages, for the parent to read */
     fn();
     _exit(0);
   }
+  close(fds[1]);
   int st = 0;
   CHECK_EQ(waitpid(pid, &st, 0), pid);
+  static char err[8192];
+  size_t len = 0;
+  ssize_t k;
+  while (len < sizeof err - 1 && (k = read(fds[0], err + len, sizeof err - 1 - len)) > 0)
+    len += (size_t)k;
+  err[len] = 0;
+  close(fds[0]);
   bool ok = aborts ? (WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT)
                    : (WIFEXITED(st) && WEXITSTATUS(st) == 0);
-  if (!ok) {
-    fprintf(stderr, "FAIL %s: expected %s, got %s %d\n", name, aborts ? "SIGABRT" : "exit 0",
+  bool msg_ok = msg == NULL || (aborts ? count_of(err, msg) >= 1 : count_of(err, msg) == 1);
+  if (!ok || !msg_ok) {
+    fprintf(stderr, "FAIL %s: expected %s, got %s %d", name, aborts ? "SIGABRT" : "exit 0",
             WIFSIGNALED(st) ? "signal" : "exit", WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+    if (!msg_ok)
+      fprintf(stderr, "; expected \"%s\" %s on stderr", msg, aborts ? "at least once" : "once");
+    fprintf(stderr, "; stderr: %s\n", len ? err : "(empty)");
     failures++;
   } else {
     printf("ok %s\n", name);
   }
   CHECK(true);
+}
+static void run_case(const char *name, enum where w, void (*fn)(void)) {
+  run_case_msg(name, w, fn, NULL);
 }
 
 /* ---- futexrw ----------------------------------------------------------- */
