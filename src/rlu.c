@@ -481,15 +481,24 @@ RM_API void rm_rlu_thread_unregister(rm_rlu_ctx *c) {
 }
 
 /* ---- objects ----------------------------------------------------------- */
+/* An object with its header, the caller's to link or free (the reference
+ * implementation's RLU_ALLOC; rlu-compat.h uses it). */
+RM_API void *rm_rlu_alloc_untracked(size_t size) {
+  struct rm_rlu_obj_hdr *h = malloc(sizeof *h + (size ? size : 1));
+  if (h == NULL) return NULL;
+  h->copy = NULL;
+  h->size = size;
+  return h + 1;
+}
+
 /* Inside a section of the calling thread's context the object is
  * remembered: an abort frees it (nothing of an aborted section stays
  * behind), and the section counts as a writer (its exit takes the slow
  * path, which forgets the list). */
 RM_API void *rm_rlu_alloc(size_t size) {
-  struct rm_rlu_obj_hdr *h = malloc(sizeof *h + (size ? size : 1));
-  if (h == NULL) return NULL;
-  h->copy = NULL;
-  h->size = size;
+  void *obj = rm_rlu_alloc_untracked(size);
+  if (obj == NULL) return NULL;
+  struct rm_rlu_obj_hdr *h = RM_RLU_HDR(obj);
   rm_rlu_ctx *c = rm_atomic_load_acquire(&g.key_made) ? (rm_rlu_ctx *)pthread_getspecific(g.key) : NULL;
   if (c != NULL && (c->h.run_cnt & 1)) {
     if (c->nallocs == c->capallocs) {

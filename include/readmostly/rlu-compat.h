@@ -45,6 +45,11 @@
  *     RLU_FREE(self, p) frees at once too (the reference asserts).
  *   - RLU_INIT leaves every option it has no argument for at the
  *     library's default (rm_rlu_options zeroed): the fenced section entry.
+ *
+ *   Kept as in the reference: RLU_ALLOC is a plain allocation with the
+ *   object header (rm_rlu_alloc_untracked).  RLU_ABORT does not free an
+ *   object allocated in the aborted section: the program keeps it for the
+ *   retry or frees it (the native rm_rlu_alloc differs, see rlu.h).
  */
 #ifndef READMOSTLY_RLU_COMPAT_H
 #define READMOSTLY_RLU_COMPAT_H
@@ -138,7 +143,12 @@ static inline void rlu_thread_finish(rlu_thread_data_t *self) {
   self->ctx = NULL;
 }
 
-static inline intptr_t *rlu_alloc(obj_size_t obj_size) { return (intptr_t *)rm_rlu_alloc(obj_size); }
+/* The reference's allocation: an RLU_ABORT does not free it (the program
+ * keeps it for the retry or frees it itself), and it does not make the
+ * section a writer. */
+static inline intptr_t *rlu_alloc(obj_size_t obj_size) {
+  return (intptr_t *)rm_rlu_alloc_untracked(obj_size);
+}
 static inline void rlu_free(rlu_thread_data_t *self, intptr_t *p_obj) {
   (void)rm_rlu_free(self != NULL ? self->ctx : NULL, p_obj);
 }

@@ -36,9 +36,16 @@
  *   rm_rlu_assign_ptr() (which stores the object's actual address even when
  *   given a copy).  rm_rlu_free() inside a section frees the object after
  *   the section's commit has waited for every section that could see it;
- *   outside a section (ctx NULL) it frees at once.  An object allocated
- *   inside a section of the calling thread is freed by that section's
- *   abort (and makes the section a writer: its exit commits).
+ *   outside a section (ctx NULL) it frees at once.  An object that
+ *   rm_rlu_alloc() allocates inside a section of the calling thread is
+ *   freed by that section's abort (nothing of an aborted section stays
+ *   behind: the links to it are in discarded copies), and makes the
+ *   section a writer (its exit commits): after rm_rlu_abort() the caller
+ *   must not use it, free it or link it in a retry.
+ *   rm_rlu_alloc_untracked() returns the same object without either: an
+ *   abort leaves it to the caller, to keep for the retry or to free with
+ *   rm_rlu_free(NULL, obj).  That is the reference implementation's
+ *   RLU_ALLOC, and readmostly/rlu-compat.h maps RLU_ALLOC to it.
  *
  *   Contexts.  Each thread that enters sections owns a context, obtained
  *   from rm_rlu_thread_register().  There is no limit on their number:
@@ -231,6 +238,7 @@ RM_API rm_rlu_ctx *rm_rlu_thread_register(void);
 RM_API void rm_rlu_thread_unregister(rm_rlu_ctx *self);
 
 RM_API void *rm_rlu_alloc(size_t size);
+RM_API void *rm_rlu_alloc_untracked(size_t size);
 RM_API int rm_rlu_free(rm_rlu_ctx *self, void *obj);
 
 /*
