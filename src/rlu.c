@@ -927,10 +927,14 @@ RM_API void rm_rlu_reader_unlock_slowpath(rm_rlu_ctx *c) {
     c->h.is_writer = 0;
     c->nallocs = 0; /* the section's objects are the program's now */
     STAT(c, commits);
-    if (g.opt.max_defer > 1) {
+    if (g.opt.max_defer > 1 && !c->holds_writer_lock) {
       /* Deferral: the section is committed into the log; its copies stay
        * private (write clock UINT64_MAX) and its objects locked until a
-       * flush: at max_defer sections, or when another writer asks. */
+       * flush: at max_defer sections, or when another writer asks.  Never
+       * a section that holds the writer lock: returning here kept the lock
+       * (nothing else releases it), and the thread's next writer lock
+       * deadlocked on itself, other threads' for ever.  Its flush commits
+       * the deferred sections before it too. */
       c->ndeferred++;
       c->h.deferred = 1;
       if (c->ndeferred < g.opt.max_defer && !rm_atomic_load_relaxed(&c->h.sync_request)) {

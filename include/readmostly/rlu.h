@@ -99,7 +99,10 @@
  *   stops calling RLU keeps its objects locked (other writers abort and
  *   retry) until it syncs or exits.  A try_lock of an object locked by one
  *   of the caller's own deferred sections returns EBUSY and makes the next
- *   checkpoint flush.
+ *   checkpoint flush.  A section that holds the writer lock
+ *   (rm_rlu_writer_lock(), rm_rlu_try_writer_lock()) is never deferred: its
+ *   exit commits it, with the deferred sections before it, and then
+ *   releases the lock.
  *
  *   Write skew.  RLU locks what a section writes, not what it reads: two
  *   sections may each read an object the other writes and both commit.  A
