@@ -52,6 +52,17 @@
  *   S2  synchronize: local clock loads acquire (pairs with R4): a context
  *       skipped because its clock is >= wc has finished the section we
  *       sampled, and that section's reads happen before our write-back.
+ *   S3  synchronize: in_use loads acquire; pairs with U1.  A context seen
+ *       free is skipped.  U2 and W3 make that safe for a registration
+ *       that races with the scan.
+ *   U1  unregister: in_use = 0 with release, after the context's last
+ *       section (its exit, R3, comes first in program order): a writer
+ *       that reads 0 (S3) has those reads ordered before its write-back.
+ *   U2  register: in_use = 1, then a full fence, before the first
+ *       section's clock load.  Pairs with W3 (Dekker): either a writer's
+ *       scan after its clock step sees in_use = 1 (and looks at the run
+ *       counter as for any context), or our first clock load sees the step
+ *       (our sections begin after it: no wait needed).
  */
 #define _GNU_SOURCE
 #include <readmostly/rlu.h>
@@ -108,7 +119,6 @@ struct rm_rlu_ctx {
   char pad0[RM_CACHE_SECTOR - sizeof(struct rm_rlu_ctx_hot)];
   /* Private to the owning thread. */
   bool holds_writer_lock;
-  bool in_use;             /* under the registry lock */
   uint64_t section;        /* run counter of the section that took the mark */
   size_t slot;
   struct rlu_log log[2];
@@ -362,7 +372,7 @@ static void stats_add(struct rm_rlu_stats *to, const struct rm_rlu_stats *from) 
 
 static void on_thread_exit(void *arg) {
   rm_rlu_ctx *c = arg;
-  if (c != NULL && c->in_use) {
+  if (c != NULL && rm_atomic_load_relaxed(&c->h.in_use)) {
     if (c->h.run_cnt & 1) rm_rlu_abort(c);
     rm_rlu_thread_unregister(c);
   }
@@ -380,7 +390,7 @@ RM_API rm_rlu_ctx *rm_rlu_thread_register(void) {
   size_t i;
   for (i = 0; i < g.nslots; i++) {
     rm_rlu_ctx *s = *slot_ref(i);
-    if (!s->in_use) {
+    if (!rm_atomic_load_relaxed(&s->h.in_use)) {
       c = s;
       break;
     }
@@ -406,7 +416,8 @@ RM_API rm_rlu_ctx *rm_rlu_thread_register(void) {
     rm_atomic_store_release(slot_ref(i), c);
     g.nslots = i + 1;
   }
-  c->in_use = true;
+  /* U2: in use before the fence at the end (see there). */
+  rm_atomic_store_relaxed(&c->h.in_use, (uint8_t)1);
   c->h.is_writer = 0;
   c->cur = 0;
   /* The run counter is kept across reuse: a synchronize may have sampled
@@ -429,9 +440,11 @@ RM_API rm_rlu_ctx *rm_rlu_thread_register(void) {
    * membarrier mode (a no-op otherwise, and once open). */
   if (ff) rm_fcp_gate_open(&rm_rlu_dom);
   (void)pthread_setspecific(g.key, c);
-  /* A writer whose synchronize read `high` before our store above, and so
-   * does not look at this slot, stepped the clock before its fence; this
-   * fence pairs with that one, so our first section reads that clock. */
+  /* U2: a writer whose synchronize read `high` before our store above (and
+   * so does not look at this slot), or read our slot's in_use before our
+   * store of 1 (and so skips it), stepped the clock before its fence (W3);
+   * this fence pairs with that one, so our first section reads that
+   * clock. */
   rm_fence_store_load();
   return c;
 nomem:
@@ -470,11 +483,14 @@ RM_API void rm_rlu_thread_unregister(rm_rlu_ctx *c) {
   pthread_mutex_lock(&g.reg_lock);
   stats_add(&g.retired, &c->st);
   memset(&c->st, 0, sizeof c->st);
-  c->in_use = false;
+  /* U1: release, after our last section's exit (R3): a synchronize that
+   * reads 0 (S3) and skips us has that section's reads ordered before its
+   * write-back. */
+  rm_atomic_store_release(&c->h.in_use, (uint8_t)0);
   g.nlive--;
   /* Lower the high-water mark over trailing free slots. */
   size_t h = rm_atomic_load_relaxed(&g.high);
-  while (h > 0 && !(*slot_ref(h - 1))->in_use) h--;
+  while (h > 0 && !rm_atomic_load_relaxed(&(*slot_ref(h - 1))->h.in_use)) h--;
   rm_atomic_store_seq_cst(&g.high, h);
   pthread_mutex_unlock(&g.reg_lock);
   if (pthread_getspecific(g.key) == c) (void)pthread_setspecific(g.key, NULL);
@@ -803,6 +819,11 @@ static void synchronize(rm_rlu_ctx *self, uint64_t wc) {
     }
     rm_rlu_ctx *o = rm_atomic_load_acquire(&s->slot[i % SEG_SLOTS]);
     if (o == NULL || o == self) continue;
+    /* S3: a free slot has no section to wait for (U1), and one that is
+     * being taken has none that began before our step (U2).  Not skipped,
+     * it looked like an idle thread: with the fence-free entry it cost
+     * every synchronize a membarrier. */
+    if (!rm_atomic_load_acquire(&o->h.in_use)) continue;
     if (unfenced) {
       if (!reported(o, wc)) self->unsure[nunsure++] = o;
       continue;
@@ -996,7 +1017,7 @@ RM_API void rm_rlu_stats_get(struct rm_rlu_stats *out) {
   stats_add(out, &g.retired);
   for (size_t i = 0; i < g.nslots; i++) {
     rm_rlu_ctx *c = *slot_ref(i);
-    if (c->in_use) stats_add(out, &c->st);
+    if (rm_atomic_load_relaxed(&c->h.in_use)) stats_add(out, &c->st);
   }
   pthread_mutex_unlock(&g.reg_lock);
 }

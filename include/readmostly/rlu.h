@@ -53,9 +53,9 @@
  *   of a context returned by rm_rlu_thread_unregister() (or by the exit of
  *   its thread) is reused by the next registration.  A writer's
  *   synchronize looks at slots below the high-water mark of live contexts
- *   and skips idle ones at the cost of one load.  An idle context holds no
- *   log memory (512 bytes in all); logs are allocated on a thread's first
- *   write and freed when it unregisters.
+ *   and skips free slots and idle contexts at the cost of a load or two.
+ *   An idle context holds no log memory (512 bytes in all); logs are
+ *   allocated on a thread's first write and freed when it unregisters.
  *
  *   Sections.  rm_rlu_reader_lock() enters a section: it marks the context
  *   active (odd run counter), executes a full fence, and copies the global
@@ -146,7 +146,8 @@
  *   is ignored.  rm_rlu_fence_free()
  *   tells which entry runs.  Registered threads that stay idle, and threads
  *   that wait for a CPU (more threads than CPUs), cost every synchronize a
- *   membarrier: when synchronizes issue more than
+ *   membarrier (the free slots of unregistered contexts do not): when
+ *   synchronizes issue more than
  *   rm_rlu_options.fence_free_max_barriers of them per second (measured
  *   over windows of at least 100 ms; default 5000), RLU goes back to the
  *   fenced entry for the rest of the process (or until rm_rlu_init()
@@ -247,9 +248,9 @@ RM_API int rm_rlu_free(rm_rlu_ctx *self, void *obj);
 /*
  * The part of a context that section entry and exit touch, inline here
  * (the rest of struct rm_rlu_ctx is private to rlu.c).  Other contexts
- * read run_cnt, local_clock, write_clock and unlocks; sync_request is
- * written by other writers (deferral).  is_writer and deferred are the
- * owner's.
+ * read run_cnt, local_clock, write_clock, unlocks and in_use;
+ * sync_request is written by other writers (deferral).  is_writer and
+ * deferred are the owner's.
  */
 struct rm_rlu_ctx_hot {
   uint64_t run_cnt;        /* odd: inside a section */
@@ -259,6 +260,7 @@ struct rm_rlu_ctx_hot {
   uint32_t sync_request;   /* deferral: another writer needs our locks */
   uint8_t is_writer;       /* this section locked or freed something */
   uint8_t deferred;        /* deferred sections wait in the log */
+  uint8_t in_use;          /* registered (synchronize skips free slots) */
 };
 /* The global clock, and whether the fence-free entry is chosen
  * (rm_rlu_options.fence_free; writers read it).  The clock sits 64 bytes

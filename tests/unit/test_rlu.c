@@ -2,8 +2,8 @@
  * and abort, isolation from a running section, conflicts (fine-grained),
  * the writer lock (coarse-grained, and with deferral), log growth and
  * ENOMEM with nothing applied, deferred free, contexts beyond any fixed
- * cap with slot reuse, a thread that exits inside a section, and the RLU
- * list. */
+ * cap with slot reuse (a free slot costs synchronize nothing), a thread
+ * that exits inside a section, and the RLU list. */
 #include "test.h"
 #include <readmostly/rlu.h>
 #include <readmostly/rlu_hash.h>
@@ -767,6 +767,51 @@ static void test_defer_writer_lock(void) {
   rm_rlu_free(NULL, B);
 }
 
+/* A slot freed below the high-water mark costs synchronize nothing: the
+ * context is not in use.  It was treated as an idle thread: with the
+ * fence-free entry every commit issued a membarrier for it (one per
+ * commit here), and the automatic close then turned the fence-free entry
+ * off for the whole process.  Thread T takes slot 0, we take slot 1, T
+ * unregisters: the mark stays at 2. */
+static rm_rlu_ctx *gone_ctx;
+static void *register_and_leave(void *arg) {
+  (void)arg;
+  rm_rlu_ctx *c = rm_rlu_thread_register();
+  CHECK(c != NULL);
+  __atomic_store_n(&gone_ctx, c, __ATOMIC_RELEASE);
+  __atomic_store_n(&idle_ready, 1, __ATOMIC_RELEASE);
+  while (!__atomic_load_n(&idle_stop, __ATOMIC_ACQUIRE)) usleep(1000);
+  rm_rlu_thread_unregister(c);
+  return NULL;
+}
+static void test_free_slot(void) {
+  set_opts(RM_RLU_FINE, 0, 0);
+  A = rm_rlu_alloc(sizeof *A);
+  A->v = 0;
+  __atomic_store_n(&idle_stop, 0, __ATOMIC_RELEASE);
+  __atomic_store_n(&idle_ready, 0, __ATOMIC_RELEASE);
+  pthread_t t;
+  CHECK_EQ(pthread_create(&t, NULL, register_and_leave, NULL), 0);
+  while (!__atomic_load_n(&idle_ready, __ATOMIC_ACQUIRE)) usleep(100);
+  rm_rlu_ctx *self = rm_rlu_thread_register();
+  CHECK(rm_rlu_ctx_id(self) > rm_rlu_ctx_id(gone_ctx)); /* the free slot is below ours */
+  __atomic_store_n(&idle_stop, 1, __ATOMIC_RELEASE);
+  CHECK_EQ(pthread_join(t, NULL), 0);
+  bool ff = rm_rlu_fence_free();
+  CHECK_EQ(ff, fence_free);
+  struct rm_rlu_stats st0, st1;
+  rm_rlu_stats_get(&st0);
+  for (int i = 0; i < 2000; i++) bump_a(self);
+  rm_rlu_stats_get(&st1);
+  CHECK_EQ(A->v, 2000);
+  CHECK_EQ(st1.syncs - st0.syncs, 2000);
+  CHECK_EQ(st1.barriers - st0.barriers, 0); /* no context but ours is in use */
+  CHECK_EQ(st1.sync_waits - st0.sync_waits, 0);
+  CHECK_EQ(rm_rlu_fence_free(), ff);
+  rm_rlu_thread_unregister(self);
+  rm_rlu_free(NULL, A);
+}
+
 /* The list against a plain array, one thread, both flavors. */
 static void test_list(bool coarse) {
   set_opts(coarse ? RM_RLU_COARSE : RM_RLU_FINE, 0, 0);
@@ -880,6 +925,7 @@ int main(int argc, char **argv) {
   test_auto_close();
   test_defer();
   test_defer_writer_lock();
+  test_free_slot();
   test_list(false);
   test_list(true);
   test_hash(false);
