@@ -189,6 +189,15 @@ RM_API void (*rm_rlu_test_hook)(enum rm_rlu_hook point, rm_rlu_ctx *self);
       rm_atomic_store_relaxed(&(c)->st.field, (c)->st.field + 1);         \
   } while (0)
 
+/* ---- misuse (rlu.h, ERRORS) ---------------------------------------------- */
+/* A call out of place: an assertion in debug builds of the library; in
+ * release builds one line on stderr (once per kind, *said) and the caller
+ * carries on as `then` says. */
+static void misuse(uint32_t *said, const char *what, const char *then) {
+  RM_ASSERT(false, "%s", what);
+  if (!rm_atomic_xchg_acq_rel(said, 1u)) fprintf(stderr, "readmostly: %s (%s)\n", what, then);
+}
+
 /* ---- segments ---------------------------------------------------------- */
 static rm_rlu_ctx **slot_ref(size_t i) {
   struct segment *s = rm_atomic_load_acquire(&g.segs);
@@ -969,7 +978,13 @@ RM_API void rm_rlu_reader_unlock_slowpath(rm_rlu_ctx *c) {
 }
 
 RM_API void rm_rlu_abort(rm_rlu_ctx *c) {
-  RM_ASSERT(c->h.run_cnt & 1, "rm_rlu_abort outside a section");
+  if (RM_UNLIKELY(!(c->h.run_cnt & 1))) {
+    /* As rm_rlu_reader_unlock outside a section: the counter would turn
+     * odd, and every writer wait for this context for ever. */
+    static uint32_t said;
+    misuse(&said, "rm_rlu_abort outside a section", "ignored");
+    return;
+  }
   rm_atomic_store_release(&c->h.run_cnt, c->h.run_cnt + 1);
   if (c->h.is_writer) {
     struct rlu_log *l = &c->log[c->cur];

@@ -168,12 +168,14 @@
  *   max_defer > 1 with the coarse-grained flavor.
  *
  * ERRORS
- *   Misuse is a bug: entering a section inside a section, leaving one that
- *   was not entered, try_lock outside a section.  Debug builds (no NDEBUG)
- *   abort with a message.  Release builds check the one that would hang
- *   other threads: leaving a section that was not entered is ignored, with
- *   a one-line warning (it would leave the context "inside" for ever, and
- *   every writer waiting for it); the others are not checked.
+ *   Misuse is a bug: entering a section inside a section, leaving or
+ *   aborting one that was not entered, try_lock outside a section.  Debug
+ *   builds of the library (no NDEBUG) abort with a message.  Release builds
+ *   check the ones that would hang other threads: leaving
+ *   (rm_rlu_reader_unlock()) or aborting (rm_rlu_abort()) a section that
+ *   was not entered is ignored, with a one-line warning on stderr (it would
+ *   leave the context "inside" for ever, and every writer waiting for it);
+ *   the others are not checked.
  *
  * THREAD SAFETY
  *   A context belongs to the thread that registered it.  A thread that exits

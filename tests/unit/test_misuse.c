@@ -1,5 +1,6 @@
 /* Careless calls, as a program built with -DNDEBUG makes them: unlocks of
- * what the caller does not hold, and timed locks with a bad timeout.
+ * what the caller does not hold, timed locks with a bad timeout, and an
+ * RLU abort outside a section.
  *
  *  - Unlocks: every unlock that the lock's header says is checked returns
  *    EPERM and leaves the lock intact: afterwards the lock is free (write
@@ -500,6 +501,26 @@ static void rlu_unlock_outside(void) {
   rm_rlu_thread_unregister(self);
 }
 
+/* rm_rlu_abort outside a section is ignored, with a one-line warning:
+ * the old code made the run counter odd, and the commit below waited for
+ * ever (the alarm killed the case). */
+static void rlu_abort_outside(void) {
+  rm_rlu_ctx *self = rm_rlu_thread_register();
+  CHECK(self != NULL);
+  long *o = (long *)rm_rlu_alloc(sizeof *o);
+  CHECK(o != NULL);
+  *o = 1;
+  rm_rlu_abort(self);
+  pthread_t t;
+  CHECK_EQ(pthread_create(&t, NULL, rlu_writer, o), 0);
+  CHECK_EQ(pthread_join(t, NULL), 0);
+  CHECK_EQ(*o, 2);
+  CHECK(!rm_rlu_in_section(self));
+  rm_rlu_abort(self); /* warned once */
+  CHECK(!rm_rlu_in_section(self));
+  rm_rlu_thread_unregister(self);
+}
+
 int main(void) {
   run_case("futexrw.read_unlock.free", IN_HEADER, futexrw_read_unlock_free);
   run_case("futexrw.read_unlock.twice", IN_HEADER, futexrw_read_unlock_twice);
@@ -522,6 +543,8 @@ int main(void) {
   run_case("rcu.barrier.in-section", IN_LIBRARY, rcu_barrier_in_section);
   run_case("rcu.barrier.in-callback", IN_LIBRARY, rcu_barrier_in_callback);
   run_case("rlu.reader_unlock.outside", IN_LIBRARY, rlu_unlock_outside);
+  run_case_msg("rlu.abort.outside", IN_LIBRARY, rlu_abort_outside,
+               "rm_rlu_abort outside a section");
   run_case("rcu.read_unlock.unbalanced", IN_LIBRARY, rcu_unlock_unbalanced);
   run_case("rcu.read_unlock.unbalanced-registered", IN_HEADER, rcu_unlock_unbalanced_registered);
   /* Timeouts are checked in every build: nothing aborts. */
