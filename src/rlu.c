@@ -119,6 +119,7 @@ struct rm_rlu_ctx {
   char pad0[RM_CACHE_SECTOR - sizeof(struct rm_rlu_ctx_hot)];
   /* Private to the owning thread. */
   bool holds_writer_lock;
+  uintptr_t owner;         /* rm_thread_identity() of the registering thread (atomic) */
   uint64_t section;        /* run counter of the section that took the mark */
   size_t slot;
   struct rlu_log log[2];
@@ -197,6 +198,17 @@ static void misuse(uint32_t *said, const char *what, const char *then) {
   RM_ASSERT(false, "%s", what);
   if (!rm_atomic_xchg_acq_rel(said, 1u)) fprintf(stderr, "readmostly: %s (%s)\n", what, then);
 }
+
+RM_API void rm_rlu_null_ctx(const char *fn) {
+  fprintf(stderr, "readmostly: %s: NULL context (rm_rlu_thread_register() gives each thread one)\n",
+          fn);
+  fflush(stderr);
+  abort();
+}
+#define CTX_CHECK(c, fn)                               \
+  do {                                                 \
+    if (RM_UNLIKELY((c) == NULL)) rm_rlu_null_ctx(fn); \
+  } while (0)
 
 /* ---- segments ---------------------------------------------------------- */
 static rm_rlu_ctx **slot_ref(size_t i) {
@@ -427,6 +439,7 @@ RM_API rm_rlu_ctx *rm_rlu_thread_register(void) {
   }
   /* U2: in use before the fence at the end (see there). */
   rm_atomic_store_relaxed(&c->h.in_use, (uint8_t)1);
+  rm_atomic_store_relaxed(&c->owner, rm_thread_identity());
   c->h.is_writer = 0;
   c->cur = 0;
   /* The run counter is kept across reuse: a synchronize may have sampled
@@ -467,6 +480,23 @@ static void flush(rm_rlu_ctx *c);
 
 RM_API void rm_rlu_thread_unregister(rm_rlu_ctx *c) {
   if (c == NULL) return;
+  /* Acquire: a context we see in use shows its owner (stored before the
+   * registration's unlock of reg_lock, and read here by another thread
+   * only when it is careless). */
+  if (RM_UNLIKELY(!rm_atomic_load_acquire(&c->h.in_use))) {
+    /* Twice: counted out twice, the registry's count went wrong (and
+     * rm_rlu_init() said EBUSY for ever). */
+    static uint32_t said;
+    misuse(&said, "rm_rlu_thread_unregister: context not registered", "ignored");
+    return;
+  }
+  if (RM_UNLIKELY(rm_atomic_load_relaxed(&c->owner) != rm_thread_identity())) {
+    /* Another thread's (a stale pointer to a context that was reused):
+     * taking it away would leave that thread with a free context. */
+    static uint32_t said;
+    misuse(&said, "rm_rlu_thread_unregister: context of another thread", "ignored");
+    return;
+  }
   RM_ASSERT(!(c->h.run_cnt & 1), "rm_rlu_thread_unregister inside a section");
   flush(c); /* deferred sections are committed, never lost */
   /* The log used by the last commit may still be read by stealers that
@@ -592,7 +622,14 @@ static void free_pending(rm_rlu_ctx *c) {
 }
 
 RM_API int rm_rlu_try_lock(rm_rlu_ctx *c, void **pobj) {
-  RM_ASSERT(c->h.run_cnt & 1, "rm_rlu_try_lock outside a section");
+  CTX_CHECK(c, "rm_rlu_try_lock");
+  if (RM_UNLIKELY(!(c->h.run_cnt & 1))) {
+    /* Nothing is locked and the write flag stays clear (it used to be set
+     * outside a section, and the next section entry tripped on it). */
+    static uint32_t said;
+    misuse(&said, "rm_rlu_try_lock outside a section", "returns EPERM");
+    return EPERM;
+  }
   void *obj = rm_rlu_actual(*pobj);
   struct rm_rlu_obj_hdr *h = RM_RLU_HDR(obj);
   first_write(c);
@@ -654,6 +691,7 @@ RM_API int rm_rlu_try_lock(rm_rlu_ctx *c, void **pobj) {
 }
 
 RM_API int rm_rlu_lock(rm_rlu_ctx *c, void **pobj) {
+  CTX_CHECK(c, "rm_rlu_lock");
   int r = rm_rlu_try_lock(c, pobj);
   RM_ASSERT(r != EBUSY, "rm_rlu_lock: object locked by another context (coarse-grained "
                         "sections must hold the writer lock)");
@@ -661,6 +699,7 @@ RM_API int rm_rlu_lock(rm_rlu_ctx *c, void **pobj) {
 }
 
 RM_API void rm_rlu_writer_lock(rm_rlu_ctx *c) {
+  CTX_CHECK(c, "rm_rlu_writer_lock");
   RM_ASSERT(!(c->h.run_cnt & 1), "rm_rlu_writer_lock inside a section (use try_writer_lock)");
   pthread_mutex_lock(&g.writer_lock);
   c->holds_writer_lock = true;
@@ -669,7 +708,13 @@ RM_API void rm_rlu_writer_lock(rm_rlu_ctx *c) {
 }
 
 RM_API int rm_rlu_try_writer_lock(rm_rlu_ctx *c) {
-  RM_ASSERT(c->h.run_cnt & 1, "rm_rlu_try_writer_lock outside a section");
+  CTX_CHECK(c, "rm_rlu_try_writer_lock");
+  if (RM_UNLIKELY(!(c->h.run_cnt & 1))) {
+    /* Taken here, no section exit would release it. */
+    static uint32_t said;
+    misuse(&said, "rm_rlu_try_writer_lock outside a section", "returns EPERM");
+    return EPERM;
+  }
   if (c->holds_writer_lock) return 0;
   if (pthread_mutex_trylock(&g.writer_lock) != 0) return EBUSY;
   c->holds_writer_lock = true;
@@ -934,11 +979,13 @@ static void flush(rm_rlu_ctx *c) {
 }
 
 RM_API void rm_rlu_sync(rm_rlu_ctx *c) {
+  CTX_CHECK(c, "rm_rlu_sync");
   RM_ASSERT(!(c->h.run_cnt & 1), "rm_rlu_sync inside a section");
   flush(c);
 }
 
 RM_API void rm_rlu_sync_checkpoint(rm_rlu_ctx *c) {
+  CTX_CHECK(c, "rm_rlu_sync_checkpoint");
   RM_ASSERT(!(c->h.run_cnt & 1), "rm_rlu_sync_checkpoint inside a section");
   if (c->ndeferred != 0 && rm_atomic_load_relaxed(&c->h.sync_request)) flush(c);
 }
@@ -978,6 +1025,7 @@ RM_API void rm_rlu_reader_unlock_slowpath(rm_rlu_ctx *c) {
 }
 
 RM_API void rm_rlu_abort(rm_rlu_ctx *c) {
+  CTX_CHECK(c, "rm_rlu_abort");
   if (RM_UNLIKELY(!(c->h.run_cnt & 1))) {
     /* As rm_rlu_reader_unlock outside a section: the counter would turn
      * odd, and every writer wait for this context for ever. */

@@ -160,22 +160,42 @@
  *   contexts are registered.  rm_rlu_thread_register() returns a context or
  *   NULL (errno ENOMEM).  rm_rlu_try_lock() returns 0 (the pointer now names
  *   the caller's copy), EBUSY (locked by another context, fine-grained;
- *   abort and retry), or ENOMEM (the log could not grow; abort).
- *   rm_rlu_lock() (coarse-grained) returns 0 or ENOMEM.  rm_rlu_free()
- *   returns 0 or ENOMEM (the free list could not grow; abort).
- *   rm_rlu_try_writer_lock() returns 0, or EBUSY when another context holds
- *   the writer lock (abort and retry).  rm_rlu_init() returns EINVAL for
- *   max_defer > 1 with the coarse-grained flavor.
+ *   abort and retry), ENOMEM (the log could not grow; abort), or EPERM
+ *   outside a section (see ERRORS).  rm_rlu_lock() (coarse-grained)
+ *   returns 0 or ENOMEM (EPERM outside a section).  rm_rlu_free() returns
+ *   0 or ENOMEM (the free list could not grow; abort).
+ *   rm_rlu_try_writer_lock() returns 0, EBUSY when another context holds
+ *   the writer lock (abort and retry), or EPERM outside a section.
+ *   rm_rlu_init() returns EINVAL for max_defer > 1 with the coarse-grained
+ *   flavor.
  *
  * ERRORS
  *   Misuse is a bug: entering a section inside a section, leaving or
- *   aborting one that was not entered, try_lock outside a section.  Debug
- *   builds of the library (no NDEBUG) abort with a message.  Release builds
- *   check the ones that would hang other threads: leaving
- *   (rm_rlu_reader_unlock()) or aborting (rm_rlu_abort()) a section that
- *   was not entered is ignored, with a one-line warning on stderr (it would
- *   leave the context "inside" for ever, and every writer waiting for it);
- *   the others are not checked.
+ *   aborting one that was not entered, try_lock outside a section, a NULL
+ *   context, unregistering a context twice.  Debug builds of the library
+ *   (no NDEBUG) abort with a message.  Release builds check the ones that
+ *   would hang other threads or break the registry, and go on, with a
+ *   one-line warning on stderr (once per kind of misuse):
+ *     - rm_rlu_reader_unlock() or rm_rlu_abort() outside a section is
+ *       ignored (it would leave the context "inside" for ever, and every
+ *       writer waiting for it);
+ *     - rm_rlu_try_lock() (and rm_rlu_lock()) and rm_rlu_try_writer_lock()
+ *       outside a section return EPERM and change nothing (no lock, no
+ *       write flag for the next section to trip on);
+ *     - rm_rlu_thread_unregister() of a context that is not registered (a
+ *       second call) or that another thread owns (a stale pointer to a
+ *       reused context) is ignored.
+ *   A NULL context (a thread that did not register) makes every build
+ *   print a message and abort, in rm_rlu_reader_lock(),
+ *   rm_rlu_writer_lock(), rm_rlu_try_lock(), rm_rlu_lock(),
+ *   rm_rlu_try_writer_lock(), rm_rlu_abort(), rm_rlu_sync() and
+ *   rm_rlu_sync_checkpoint() (rm_rlu_reader_unlock() and
+ *   rm_rlu_dereference() come after an entry that checked).  The rest (a
+ *   section inside a section, unregistering inside a section) is not
+ *   checked in release builds.  The checks above are in the library, whose
+ *   build decides between the assertion and the warning; the assertions
+ *   inline in rm_rlu_reader_lock() (a section inside a section) follow the
+ *   caller's NDEBUG.
  *
  * THREAD SAFETY
  *   A context belongs to the thread that registered it.  A thread that exits
@@ -282,10 +302,14 @@ extern RM_API struct rm_fcp_domain rm_rlu_dom;
 
 RM_API void rm_rlu_checkpoint_slowpath(rm_rlu_ctx *self);
 RM_API void rm_rlu_reader_unlock_slowpath(rm_rlu_ctx *self);
+/* A NULL context given to fn: a message and abort() (see ERRORS). */
+RM_API void rm_rlu_null_ctx(const char *fn) __attribute__((noreturn, cold));
 
 /* Enter a section (see DESCRIPTION and SECTION ENTRY).  Ordering letters
  * R1, R2, R4 refer to src/rlu.c's table. */
 RM_INLINE void rm_rlu_reader_lock(rm_rlu_ctx *self) {
+  /* A thread that never registered: say so, not a bare SIGSEGV. */
+  if (RM_UNLIKELY(self == NULL)) rm_rlu_null_ctx("rm_rlu_reader_lock");
   struct rm_rlu_ctx_hot *h = (struct rm_rlu_ctx_hot *)self;
   RM_ASSERT(!(h->run_cnt & 1), "rm_rlu_reader_lock: already inside a section");
   if (RM_UNLIKELY(h->deferred)) rm_rlu_checkpoint_slowpath(self);

@@ -1,6 +1,7 @@
 /* Careless calls, as a program built with -DNDEBUG makes them: unlocks of
- * what the caller does not hold, timed locks with a bad timeout, and an
- * RLU abort outside a section.
+ * what the caller does not hold, timed locks with a bad timeout, and RLU
+ * calls out of place (abort or try_lock outside a section, a NULL context,
+ * a context unregistered twice or by a thread that does not own it).
  *
  *  - Unlocks: every unlock that the lock's header says is checked returns
  *    EPERM and leaves the lock intact: afterwards the lock is free (write
@@ -59,8 +60,9 @@
 #endif
 
 /* Where a misuse check lives: inline in a header (the caller's NDEBUG
- * decides) or in the library (the library's build decides). */
-enum where { IN_HEADER, IN_LIBRARY };
+ * decides), in the library (the library's build decides), or where no
+ * build could go on (every build aborts with a message). */
+enum where { IN_HEADER, IN_LIBRARY, ALWAYS_ABORTS };
 
 static int failures;
 
@@ -76,7 +78,7 @@ static int count_of(const char *hay, const char *needle) {
  * hold it: exactly once when the child goes on (a warning is printed once
  * however often the misuse is repeated), at least once when it aborts. */
 static void run_case_msg(const char *name, enum where w, void (*fn)(void), const char *msg) {
-  bool aborts = w == IN_HEADER ? INLINE_ABORTS : !RM_TEST_LIB_NDEBUG;
+  bool aborts = w == ALWAYS_ABORTS ? true : w == IN_HEADER ? INLINE_ABORTS : !RM_TEST_LIB_NDEBUG;
   int fds[2];
   CHECK_EQ(pipe(fds), 0);
   fflush(NULL);
@@ -521,6 +523,90 @@ static void rlu_abort_outside(void) {
   rm_rlu_thread_unregister(self);
 }
 
+/* A thread that forgot to register: a message, not a bare SIGSEGV. */
+static void rlu_reader_lock_null(void) {
+  rm_rlu_ctx *self = NULL;
+  rm_rlu_reader_lock(self);
+  rm_rlu_reader_unlock(self);
+}
+
+/* try_lock outside a section: EPERM and nothing changed (it returned 0,
+ * left the write flag set, and a debug caller's next section aborted with
+ * "the last section's write flag is still set"); the next section locks
+ * and commits as usual.  try_writer_lock likewise (it took the writer lock
+ * outside a section, and nothing released it). */
+static void rlu_try_lock_outside(void) {
+  rm_rlu_ctx *self = rm_rlu_thread_register();
+  CHECK(self != NULL);
+  long *o = (long *)rm_rlu_alloc(sizeof *o);
+  CHECK(o != NULL);
+  *o = 1;
+  long *p = o;
+  CHECK_ERR(RM_RLU_TRY_LOCK(self, &p), EPERM);
+  CHECK(p == o);
+  CHECK(RM_RLU_HDR(o)->copy == NULL);
+  CHECK_ERR(RM_RLU_TRY_LOCK(self, &p), EPERM); /* warned once */
+  CHECK_ERR(rm_rlu_try_writer_lock(self), EPERM);
+  rm_rlu_reader_lock(self);
+  p = o;
+  CHECK_ERR(RM_RLU_TRY_LOCK(self, &p), 0);
+  *p = 3;
+  rm_rlu_reader_unlock(self);
+  CHECK_EQ(*o, 3);
+  rm_rlu_writer_lock(self); /* free: nothing kept it */
+  p = o;
+  CHECK_ERR(RM_RLU_TRY_LOCK(self, &p), 0);
+  *p = 4;
+  rm_rlu_reader_unlock(self);
+  CHECK_EQ(*o, 4);
+  rm_rlu_thread_unregister(self);
+  rm_rlu_free(NULL, o);
+}
+
+/* Unregistered twice: the second call is ignored (it counted the context
+ * out twice, and rm_rlu_init, which wants no live context, then returned
+ * EBUSY for ever). */
+static void rlu_unregister_twice(void) {
+  rm_rlu_ctx *self = rm_rlu_thread_register();
+  CHECK(self != NULL);
+  rm_rlu_thread_unregister(self);
+  rm_rlu_thread_unregister(self);
+  rm_rlu_thread_unregister(self); /* warned once */
+  CHECK_ERR(rm_rlu_init(NULL), 0);
+  self = rm_rlu_thread_register();
+  CHECK(self != NULL);
+  CHECK_ERR(rm_rlu_init(NULL), EBUSY);
+  rm_rlu_thread_unregister(self);
+  CHECK_ERR(rm_rlu_init(NULL), 0);
+}
+
+/* A stale pointer unregistered after its context went to another thread:
+ * ignored (it took the other thread's live context away). */
+static rm_rlu_ctx *stale_ctx;
+static int foreign_stage;
+static void *rlu_foreign_owner(void *arg) {
+  (void)arg;
+  rm_rlu_ctx *c = rm_rlu_thread_register();
+  CHECK(c == stale_ctx); /* the slot is reused */
+  __atomic_store_n(&foreign_stage, 1, __ATOMIC_RELEASE);
+  while (__atomic_load_n(&foreign_stage, __ATOMIC_ACQUIRE) != 2) usleep(1000);
+  rm_rlu_thread_unregister(c);
+  return NULL;
+}
+static void rlu_unregister_foreign(void) {
+  stale_ctx = rm_rlu_thread_register();
+  CHECK(stale_ctx != NULL);
+  rm_rlu_thread_unregister(stale_ctx);
+  pthread_t t;
+  CHECK_EQ(pthread_create(&t, NULL, rlu_foreign_owner, NULL), 0);
+  while (__atomic_load_n(&foreign_stage, __ATOMIC_ACQUIRE) != 1) usleep(1000);
+  rm_rlu_thread_unregister(stale_ctx); /* the other thread's now */
+  CHECK_ERR(rm_rlu_init(NULL), EBUSY); /* still registered */
+  __atomic_store_n(&foreign_stage, 2, __ATOMIC_RELEASE);
+  CHECK_EQ(pthread_join(t, NULL), 0);
+  CHECK_ERR(rm_rlu_init(NULL), 0);
+}
+
 int main(void) {
   run_case("futexrw.read_unlock.free", IN_HEADER, futexrw_read_unlock_free);
   run_case("futexrw.read_unlock.twice", IN_HEADER, futexrw_read_unlock_twice);
@@ -545,6 +631,14 @@ int main(void) {
   run_case("rlu.reader_unlock.outside", IN_LIBRARY, rlu_unlock_outside);
   run_case_msg("rlu.abort.outside", IN_LIBRARY, rlu_abort_outside,
                "rm_rlu_abort outside a section");
+  run_case_msg("rlu.reader_lock.null", ALWAYS_ABORTS, rlu_reader_lock_null,
+               "rm_rlu_reader_lock: NULL context");
+  run_case_msg("rlu.try_lock.outside", IN_LIBRARY, rlu_try_lock_outside,
+               "rm_rlu_try_lock outside a section");
+  run_case_msg("rlu.unregister.twice", IN_LIBRARY, rlu_unregister_twice,
+               "rm_rlu_thread_unregister: context not registered");
+  run_case_msg("rlu.unregister.foreign", IN_LIBRARY, rlu_unregister_foreign,
+               "rm_rlu_thread_unregister: context of another thread");
   run_case("rcu.read_unlock.unbalanced", IN_LIBRARY, rcu_unlock_unbalanced);
   run_case("rcu.read_unlock.unbalanced-registered", IN_HEADER, rcu_unlock_unbalanced_registered);
   /* Timeouts are checked in every build: nothing aborts. */
