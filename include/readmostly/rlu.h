@@ -202,6 +202,18 @@
  *   without rm_rlu_thread_unregister() is unregistered by a key destructor:
  *   a section left open is aborted, a commit already made is kept.
  *
+ *   fork(): the child has only the forking thread; the contexts of the
+ *   other threads are unregistered there, whatever they were doing.  An
+ *   open section of theirs ends (its locks are released, nothing of it
+ *   applied), and so do their deferred sections (max_defer > 1): updates
+ *   no thread of the child had seen are not in the child.  A commit that
+ *   had stepped the clock is finished in the child (written back), unless
+ *   the forking thread is inside a section that began before that step:
+ *   then it is dropped, and that section goes on reading what it read.
+ *   The writer lock held by another thread is free in the child.  The
+ *   forking thread's own contexts, sections and locks carry on.  fork()
+ *   waits for commits that are writing back (microseconds).
+ *
  * STATISTICS
  *   With rm_rlu_options.stats set, each context counts, on slow paths only,
  *   commits, aborts, steals, synchronize calls, the contexts they waited
