@@ -52,6 +52,25 @@
  *   S2  synchronize: local clock loads acquire (pairs with R4): a context
  *       skipped because its clock is >= wc has finished the section we
  *       sampled, and that section's reads happen before our write-back.
+ *   S3  synchronize: in_use loads acquire; pairs with U1.  A context seen
+ *       free is skipped.  U2 and W3 make that safe for a registration
+ *       that races with the scan.
+ *   U1  unregister: in_use = 0 with release, after the context's last
+ *       section (its exit, R3, comes first in program order): a writer
+ *       that reads 0 (S3) has those reads ordered before its write-back.
+ *   U2  register: in_use = 1, then a full fence, before the first
+ *       section's clock load.  Pairs with W3 (Dekker): either a writer's
+ *       scan after its clock step sees in_use = 1 (and looks at the run
+ *       counter as for any context), or our first clock load sees the step
+ *       (our sections begin after it: no wait needed).
+ *   F1  commit: wb_active = 1, full fence, load of `forking` (fork_prepare
+ *       sets it).  Pairs with F2.
+ *   F2  fork_prepare: forking = 1, full fence, wb_active loads (acquire,
+ *       pairing with the release that clears it).  Dekker with F1: either
+ *       the committer sees forking and stands back before its write-back,
+ *       or fork() waits until that write-back, its unlocks and its log
+ *       reset are done.  So a fork child never finds a write-back half
+ *       done (see fork_child).
  */
 #define _GNU_SOURCE
 #include <readmostly/rlu.h>
@@ -108,7 +127,8 @@ struct rm_rlu_ctx {
   char pad0[RM_CACHE_SECTOR - sizeof(struct rm_rlu_ctx_hot)];
   /* Private to the owning thread. */
   bool holds_writer_lock;
-  bool in_use;             /* under the registry lock */
+  uint32_t wb_active;      /* a commit's write-back runs (F1, F2; fork_prepare reads it) */
+  uintptr_t owner;         /* rm_thread_identity() of the registering thread (atomic) */
   uint64_t section;        /* run counter of the section that took the mark */
   size_t slot;
   struct rlu_log log[2];
@@ -153,6 +173,7 @@ static struct {
   /* The fence-free entry's automatic end (barrier_note): */
   struct rm_fcp_rate barriers;      /* membarriers synchronizes issued */
   uint32_t closing;                 /* CAS 0 -> 1: one thread closes the gate */
+  uint32_t forking;                 /* fork_prepare to fork_parent / fork_child (F2) */
 } g = {
     .reg_lock = PTHREAD_MUTEX_INITIALIZER,
     .writer_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -177,6 +198,26 @@ RM_API void (*rm_rlu_test_hook)(enum rm_rlu_hook point, rm_rlu_ctx *self);
   do {                                                                    \
     if (RM_UNLIKELY(g.opt.stats))                                         \
       rm_atomic_store_relaxed(&(c)->st.field, (c)->st.field + 1);         \
+  } while (0)
+
+/* ---- misuse (rlu.h, ERRORS) ---------------------------------------------- */
+/* A call out of place: an assertion in debug builds of the library; in
+ * release builds one line on stderr (once per kind, *said) and the caller
+ * carries on as `then` says. */
+static void misuse(uint32_t *said, const char *what, const char *then) {
+  RM_ASSERT(false, "%s", what);
+  if (!rm_atomic_xchg_acq_rel(said, 1u)) fprintf(stderr, "readmostly: %s (%s)\n", what, then);
+}
+
+RM_API void rm_rlu_null_ctx(const char *fn) {
+  fprintf(stderr, "readmostly: %s: NULL context (rm_rlu_thread_register() gives each thread one)\n",
+          fn);
+  fflush(stderr);
+  abort();
+}
+#define CTX_CHECK(c, fn)                               \
+  do {                                                 \
+    if (RM_UNLIKELY((c) == NULL)) rm_rlu_null_ctx(fn); \
   } while (0)
 
 /* ---- segments ---------------------------------------------------------- */
@@ -204,8 +245,11 @@ static void log_free(struct rlu_log *l) {
   l->bytes = 0;
 }
 
-/* Room for one entry of `need` bytes; NULL when memory or max_log_bytes
- * says no (nothing changed then). */
+/* Room for one entry of `need` bytes at the end of the log; NULL when
+ * memory or max_log_bytes says no.  The space is not taken yet: the caller
+ * writes the entry, then log_claim()s it, so that a walk of the log
+ * (log_each, also in a fork child, where the owner may have stopped
+ * anywhere) only meets entries that are whole. */
 static struct rm_rlu_entry *log_reserve(rm_rlu_ctx *c, struct rlu_log *l, size_t need) {
   /* The limit is per section (bytes since its first write, c->mark): the
    * log may also hold deferred sections and aborted ones' dead entries. */
@@ -231,10 +275,16 @@ static struct rm_rlu_entry *log_reserve(rm_rlu_ctx *c, struct rlu_log *l, size_t
     ch = nx;
     l->cur = ch;
   }
-  struct rm_rlu_entry *e = (struct rm_rlu_entry *)(ch->data + ch->used);
-  ch->used += need;
+  return (struct rm_rlu_entry *)(ch->data + ch->used);
+}
+
+/* Take the `need` bytes log_reserve gave for an entry now written.  The
+ * release store keeps the entry's stores before the one that takes it in
+ * (for a fork child's walk: it sees what the owner's thread had stored,
+ * in that thread's order up to some point). */
+static void log_claim(struct rlu_log *l, size_t need) {
+  rm_atomic_store_release(&l->cur->used, l->cur->used + need);
   l->bytes += need;
-  return e;
 }
 
 static void log_mark(struct rlu_log *l, struct log_mark *m) {
@@ -362,14 +412,21 @@ static void stats_add(struct rm_rlu_stats *to, const struct rm_rlu_stats *from) 
 
 static void on_thread_exit(void *arg) {
   rm_rlu_ctx *c = arg;
-  if (c != NULL && c->in_use) {
+  if (c != NULL && rm_atomic_load_relaxed(&c->h.in_use)) {
     if (c->h.run_cnt & 1) rm_rlu_abort(c);
     rm_rlu_thread_unregister(c);
   }
 }
 
+static void fork_prepare(void);
+static void fork_parent(void);
+static void fork_child(void);
+
 static void make_key(void) {
   (void)pthread_key_create(&g.key, on_thread_exit);
+  /* Before the first context exists: a fork() with contexts always runs
+   * the handlers. */
+  (void)pthread_atfork(fork_prepare, fork_parent, fork_child);
   rm_atomic_store_release(&g.key_made, 1u);
 }
 
@@ -380,7 +437,7 @@ RM_API rm_rlu_ctx *rm_rlu_thread_register(void) {
   size_t i;
   for (i = 0; i < g.nslots; i++) {
     rm_rlu_ctx *s = *slot_ref(i);
-    if (!s->in_use) {
+    if (!rm_atomic_load_relaxed(&s->h.in_use)) {
       c = s;
       break;
     }
@@ -406,7 +463,9 @@ RM_API rm_rlu_ctx *rm_rlu_thread_register(void) {
     rm_atomic_store_release(slot_ref(i), c);
     g.nslots = i + 1;
   }
-  c->in_use = true;
+  /* U2: in use before the fence at the end (see there). */
+  rm_atomic_store_relaxed(&c->h.in_use, (uint8_t)1);
+  rm_atomic_store_relaxed(&c->owner, rm_thread_identity());
   c->h.is_writer = 0;
   c->cur = 0;
   /* The run counter is kept across reuse: a synchronize may have sampled
@@ -429,9 +488,11 @@ RM_API rm_rlu_ctx *rm_rlu_thread_register(void) {
    * membarrier mode (a no-op otherwise, and once open). */
   if (ff) rm_fcp_gate_open(&rm_rlu_dom);
   (void)pthread_setspecific(g.key, c);
-  /* A writer whose synchronize read `high` before our store above, and so
-   * does not look at this slot, stepped the clock before its fence; this
-   * fence pairs with that one, so our first section reads that clock. */
+  /* U2: a writer whose synchronize read `high` before our store above (and
+   * so does not look at this slot), or read our slot's in_use before our
+   * store of 1 (and so skips it), stepped the clock before its fence (W3);
+   * this fence pairs with that one, so our first section reads that
+   * clock. */
   rm_fence_store_load();
   return c;
 nomem:
@@ -445,6 +506,23 @@ static void flush(rm_rlu_ctx *c);
 
 RM_API void rm_rlu_thread_unregister(rm_rlu_ctx *c) {
   if (c == NULL) return;
+  /* Acquire: a context we see in use shows its owner (stored before the
+   * registration's unlock of reg_lock, and read here by another thread
+   * only when it is careless). */
+  if (RM_UNLIKELY(!rm_atomic_load_acquire(&c->h.in_use))) {
+    /* Twice: counted out twice, the registry's count went wrong (and
+     * rm_rlu_init() said EBUSY for ever). */
+    static uint32_t said;
+    misuse(&said, "rm_rlu_thread_unregister: context not registered", "ignored");
+    return;
+  }
+  if (RM_UNLIKELY(rm_atomic_load_relaxed(&c->owner) != rm_thread_identity())) {
+    /* Another thread's (a stale pointer to a context that was reused):
+     * taking it away would leave that thread with a free context. */
+    static uint32_t said;
+    misuse(&said, "rm_rlu_thread_unregister: context of another thread", "ignored");
+    return;
+  }
   RM_ASSERT(!(c->h.run_cnt & 1), "rm_rlu_thread_unregister inside a section");
   flush(c); /* deferred sections are committed, never lost */
   /* The log used by the last commit may still be read by stealers that
@@ -455,6 +533,10 @@ RM_API void rm_rlu_thread_unregister(rm_rlu_ctx *c) {
     rm_fence_store_load();
     synchronize(c, rm_rlu_clock() + 1);
   }
+  if (g.dom_ready) (void)rm_fcp_domain_leave(&rm_rlu_dom); /* the caller's record, if any */
+  pthread_mutex_lock(&g.reg_lock);
+  /* Under reg_lock, which fork_prepare holds across fork(): a fork child
+   * finds the logs and arrays whole or gone, never half freed. */
   log_free(&c->log[0]);
   log_free(&c->log[1]);
   free(c->frees);
@@ -466,30 +548,40 @@ RM_API void rm_rlu_thread_unregister(rm_rlu_ctx *c) {
   free(c->unsure);
   c->unsure = NULL;
   c->unsure_cap = 0;
-  if (g.dom_ready) (void)rm_fcp_domain_leave(&rm_rlu_dom); /* the caller's record, if any */
-  pthread_mutex_lock(&g.reg_lock);
   stats_add(&g.retired, &c->st);
   memset(&c->st, 0, sizeof c->st);
-  c->in_use = false;
+  /* U1: release, after our last section's exit (R3): a synchronize that
+   * reads 0 (S3) and skips us has that section's reads ordered before its
+   * write-back. */
+  rm_atomic_store_release(&c->h.in_use, (uint8_t)0);
   g.nlive--;
   /* Lower the high-water mark over trailing free slots. */
   size_t h = rm_atomic_load_relaxed(&g.high);
-  while (h > 0 && !(*slot_ref(h - 1))->in_use) h--;
+  while (h > 0 && !rm_atomic_load_relaxed(&(*slot_ref(h - 1))->h.in_use)) h--;
   rm_atomic_store_seq_cst(&g.high, h);
   pthread_mutex_unlock(&g.reg_lock);
   if (pthread_getspecific(g.key) == c) (void)pthread_setspecific(g.key, NULL);
 }
 
 /* ---- objects ----------------------------------------------------------- */
+/* An object with its header, the caller's to link or free (the reference
+ * implementation's RLU_ALLOC; rlu-compat.h uses it). */
+RM_API void *rm_rlu_alloc_untracked(size_t size) {
+  struct rm_rlu_obj_hdr *h = malloc(sizeof *h + (size ? size : 1));
+  if (h == NULL) return NULL;
+  h->copy = NULL;
+  h->size = size;
+  return h + 1;
+}
+
 /* Inside a section of the calling thread's context the object is
  * remembered: an abort frees it (nothing of an aborted section stays
  * behind), and the section counts as a writer (its exit takes the slow
  * path, which forgets the list). */
 RM_API void *rm_rlu_alloc(size_t size) {
-  struct rm_rlu_obj_hdr *h = malloc(sizeof *h + (size ? size : 1));
-  if (h == NULL) return NULL;
-  h->copy = NULL;
-  h->size = size;
+  void *obj = rm_rlu_alloc_untracked(size);
+  if (obj == NULL) return NULL;
+  struct rm_rlu_obj_hdr *h = RM_RLU_HDR(obj);
   rm_rlu_ctx *c = rm_atomic_load_acquire(&g.key_made) ? (rm_rlu_ctx *)pthread_getspecific(g.key) : NULL;
   if (c != NULL && (c->h.run_cnt & 1)) {
     if (c->nallocs == c->capallocs) {
@@ -558,7 +650,14 @@ static void free_pending(rm_rlu_ctx *c) {
 }
 
 RM_API int rm_rlu_try_lock(rm_rlu_ctx *c, void **pobj) {
-  RM_ASSERT(c->h.run_cnt & 1, "rm_rlu_try_lock outside a section");
+  CTX_CHECK(c, "rm_rlu_try_lock");
+  if (RM_UNLIKELY(!(c->h.run_cnt & 1))) {
+    /* Nothing is locked and the write flag stays clear (it used to be set
+     * outside a section, and the next section entry tripped on it). */
+    static uint32_t said;
+    misuse(&said, "rm_rlu_try_lock outside a section", "returns EPERM");
+    return EPERM;
+  }
   void *obj = rm_rlu_actual(*pobj);
   struct rm_rlu_obj_hdr *h = RM_RLU_HDR(obj);
   first_write(c);
@@ -601,6 +700,9 @@ RM_API int rm_rlu_try_lock(rm_rlu_ctx *c, void **pobj) {
   e->hdr.copy = RM_RLU_COPY_MARK;
   e->hdr.size = h->size;
   copy = COPY_OF_ENTRY(e);
+  /* In the log before the CAS: a fork child that finds the object locked
+   * by us finds the entry too (fork_child). */
+  log_claim(&c->log[c->cur], need);
   void *expect = NULL;
   /* L2: release publishes the entry to L1 readers; acquire orders our copy
    * after the previous owner's write-back (its unlock is L3). */
@@ -620,6 +722,7 @@ RM_API int rm_rlu_try_lock(rm_rlu_ctx *c, void **pobj) {
 }
 
 RM_API int rm_rlu_lock(rm_rlu_ctx *c, void **pobj) {
+  CTX_CHECK(c, "rm_rlu_lock");
   int r = rm_rlu_try_lock(c, pobj);
   RM_ASSERT(r != EBUSY, "rm_rlu_lock: object locked by another context (coarse-grained "
                         "sections must hold the writer lock)");
@@ -627,6 +730,7 @@ RM_API int rm_rlu_lock(rm_rlu_ctx *c, void **pobj) {
 }
 
 RM_API void rm_rlu_writer_lock(rm_rlu_ctx *c) {
+  CTX_CHECK(c, "rm_rlu_writer_lock");
   RM_ASSERT(!(c->h.run_cnt & 1), "rm_rlu_writer_lock inside a section (use try_writer_lock)");
   pthread_mutex_lock(&g.writer_lock);
   c->holds_writer_lock = true;
@@ -635,7 +739,13 @@ RM_API void rm_rlu_writer_lock(rm_rlu_ctx *c) {
 }
 
 RM_API int rm_rlu_try_writer_lock(rm_rlu_ctx *c) {
-  RM_ASSERT(c->h.run_cnt & 1, "rm_rlu_try_writer_lock outside a section");
+  CTX_CHECK(c, "rm_rlu_try_writer_lock");
+  if (RM_UNLIKELY(!(c->h.run_cnt & 1))) {
+    /* Taken here, no section exit would release it. */
+    static uint32_t said;
+    misuse(&said, "rm_rlu_try_writer_lock outside a section", "returns EPERM");
+    return EPERM;
+  }
   if (c->holds_writer_lock) return 0;
   if (pthread_mutex_trylock(&g.writer_lock) != 0) return EBUSY;
   c->holds_writer_lock = true;
@@ -794,6 +904,11 @@ static void synchronize(rm_rlu_ctx *self, uint64_t wc) {
     }
     rm_rlu_ctx *o = rm_atomic_load_acquire(&s->slot[i % SEG_SLOTS]);
     if (o == NULL || o == self) continue;
+    /* S3: a free slot has no section to wait for (U1), and one that is
+     * being taken has none that began before our step (U2).  Not skipped,
+     * it looked like an idle thread: with the fence-free entry it cost
+     * every synchronize a membarrier. */
+    if (!rm_atomic_load_acquire(&o->h.in_use)) continue;
     if (unfenced) {
       if (!reported(o, wc)) self->unsure[nunsure++] = o;
       continue;
@@ -862,6 +977,31 @@ static uint64_t clock_step(rm_rlu_ctx *c) {
 #endif
 }
 
+/* The write-back and everything after it in a commit run between these
+ * two: fork() waits for them (fork_prepare), so that a fork child never
+ * meets a commit that has unlocked some of its objects and not others
+ * (after an unlock, another writer may free the object: the child could
+ * no longer tell an entry it must finish from one it must not touch). */
+static void writeback_begin(rm_rlu_ctx *c) {
+  for (;;) {
+    rm_atomic_store_relaxed(&c->wb_active, 1u);
+    /* F1: our wb_active store before the load of `forking` (pairs with
+     * F2 in fork_prepare). */
+    rm_fence_store_load();
+    if (RM_LIKELY(!rm_atomic_load_relaxed(&g.forking))) return;
+    /* A fork is being prepared: stand back until it is done (nothing is
+     * written back yet; the child finishes or drops this commit). */
+    rm_atomic_store_release(&c->wb_active, 0u);
+    rm_backoff_t b = RM_BACKOFF_INIT;
+    while (rm_atomic_load_acquire(&g.forking)) rm_backoff_wait(&b);
+  }
+}
+static void writeback_end(rm_rlu_ctx *c) {
+  /* Release: fork_prepare's acquire load of 0 orders the write-back, the
+   * unlocks and the log reset before the fork. */
+  rm_atomic_store_release(&c->wb_active, 0u);
+}
+
 static void commit(rm_rlu_ctx *c) {
   struct rlu_log *l = &c->log[c->cur];
   c->ndeferred = 0;
@@ -873,6 +1013,7 @@ static void commit(rm_rlu_ctx *c) {
   rm_fence_store_load();
   synchronize(c, wc);
   RM_DEBUG_YIELD();
+  writeback_begin(c);
   struct log_mark all = {0};
   log_each(l, &all, entry_write_back, c);
   /* W4: release; a section that sees "no stealing" sees the write-back. */
@@ -884,6 +1025,7 @@ static void commit(rm_rlu_ctx *c) {
    * section can still be reading it (invariant 5). */
   c->cur ^= 1;
   log_reset(&c->log[c->cur]);
+  writeback_end(c);
 }
 
 /* Commit whatever deferred sections left in the log (outside a section). */
@@ -895,11 +1037,13 @@ static void flush(rm_rlu_ctx *c) {
 }
 
 RM_API void rm_rlu_sync(rm_rlu_ctx *c) {
+  CTX_CHECK(c, "rm_rlu_sync");
   RM_ASSERT(!(c->h.run_cnt & 1), "rm_rlu_sync inside a section");
   flush(c);
 }
 
 RM_API void rm_rlu_sync_checkpoint(rm_rlu_ctx *c) {
+  CTX_CHECK(c, "rm_rlu_sync_checkpoint");
   RM_ASSERT(!(c->h.run_cnt & 1), "rm_rlu_sync_checkpoint inside a section");
   if (c->ndeferred != 0 && rm_atomic_load_relaxed(&c->h.sync_request)) flush(c);
 }
@@ -918,10 +1062,14 @@ RM_API void rm_rlu_reader_unlock_slowpath(rm_rlu_ctx *c) {
     c->h.is_writer = 0;
     c->nallocs = 0; /* the section's objects are the program's now */
     STAT(c, commits);
-    if (g.opt.max_defer > 1) {
+    if (g.opt.max_defer > 1 && !c->holds_writer_lock) {
       /* Deferral: the section is committed into the log; its copies stay
        * private (write clock UINT64_MAX) and its objects locked until a
-       * flush: at max_defer sections, or when another writer asks. */
+       * flush: at max_defer sections, or when another writer asks.  Never
+       * a section that holds the writer lock: returning here kept the lock
+       * (nothing else releases it), and the thread's next writer lock
+       * deadlocked on itself, other threads' for ever.  Its flush commits
+       * the deferred sections before it too. */
       c->ndeferred++;
       c->h.deferred = 1;
       if (c->ndeferred < g.opt.max_defer && !rm_atomic_load_relaxed(&c->h.sync_request)) {
@@ -935,8 +1083,18 @@ RM_API void rm_rlu_reader_unlock_slowpath(rm_rlu_ctx *c) {
 }
 
 RM_API void rm_rlu_abort(rm_rlu_ctx *c) {
-  RM_ASSERT(c->h.run_cnt & 1, "rm_rlu_abort outside a section");
-  rm_atomic_store_release(&c->h.run_cnt, c->h.run_cnt + 1);
+  CTX_CHECK(c, "rm_rlu_abort");
+  if (RM_UNLIKELY(!(c->h.run_cnt & 1))) {
+    /* As rm_rlu_reader_unlock outside a section: the counter would turn
+     * odd, and every writer wait for this context for ever. */
+    static uint32_t said;
+    misuse(&said, "rm_rlu_abort outside a section", "ignored");
+    return;
+  }
+  /* The section stays open (odd run counter) while its objects are
+   * unlocked: until it ends, no writer that locks one after us can free it
+   * (its synchronize waits for us), so a fork child that finds us here
+   * may still read the headers our entries name (fork_child). */
   if (c->h.is_writer) {
     struct rlu_log *l = &c->log[c->cur];
     /* Our write clock is UINT64_MAX: nobody stole these copies.  But a
@@ -958,6 +1116,9 @@ RM_API void rm_rlu_abort(rm_rlu_ctx *c) {
     c->nfrees = c->frees_mark;
     c->h.is_writer = 0;
   }
+  /* R3 as at a section's exit: release; the section's reads happen before
+   * the write-back of a writer that sees the even counter (S1). */
+  rm_atomic_store_release(&c->h.run_cnt, c->h.run_cnt + 1);
   STAT(c, aborts);
   release_writer_lock(c);
   rm_rlu_sync_checkpoint(c);
@@ -976,6 +1137,138 @@ RM_API void rm_rlu_abort(rm_rlu_ctx *c) {
   }
 }
 
+/* ---- fork ------------------------------------------------------------------
+ * In the child only the forking thread runs.  A context of another thread
+ * would stay registered: inside a section (odd run counter: the child's
+ * first commit waited for it for ever), holding object locks (EBUSY for
+ * ever), the writer lock, or the clock step's spinlock.  fork_child
+ * releases every context the forking thread does not own, as the FCP core
+ * releases other threads' records (fcp.c).  It reads what that thread had
+ * stored, in its program order up to some point; fork_prepare (reg_lock
+ * held across fork(), and no write-back running: F1/F2) and the order of
+ * the owner's stores (log_claim, the abort inside its section) keep every
+ * object that a context's current log names allocated, so its header can
+ * be read:
+ *
+ *   - outside a commit, the log's live entries are objects the context
+ *     holds locked (deferred sections, the open one), or objects its open
+ *     section protects (a try_lock whose CAS failed, an abort between an
+ *     unlock and the entry's death): unlock each one whose header still
+ *     points to its entry, without writing back (nobody could steal these
+ *     copies: the write clock was UINT64_MAX).  Deferred updates of the
+ *     other thread are therefore not in the child; no thread of the child
+ *     had seen them.
+ *   - a commit between its clock step (write clock wc published, clock at
+ *     wc) and its write-back (which F1/F2 keep from having begun):
+ *     sections that began after the step may have stolen its copies,
+ *     those before it read originals.  If the forking thread is in a
+ *     section that began before the step (local clock < wc; the commit's
+ *     synchronize is then still waiting for it), drop the commit as above
+ *     (that section goes on reading originals); otherwise finish it: write
+ *     back and unlock each entry still locked by it.  A step half done
+ *     (write clock public, clock not yet stored) is dropped.
+ *
+ * The released context's logs are freed unless the forking thread is in a
+ * section (which may hold a stolen copy: then they are leaked); its free
+ * lists are leaked (a realloc may have been half done; objects queued for
+ * free stay allocated); it is counted out and its slot can be reused. */
+static bool fork_complete; /* fork_child: finish (true) or drop the commit */
+
+static void fork_entry(rm_rlu_ctx *c, struct rm_rlu_entry *e) {
+  if (e->actual == NULL) return; /* dead: an aborted section's */
+  struct rm_rlu_obj_hdr *h = RM_RLU_HDR(e->actual);
+  if (rm_atomic_load_relaxed(&h->copy) != COPY_OF_ENTRY(e)) return; /* not ours (any more) */
+  if (fork_complete) memcpy(e->actual, COPY_OF_ENTRY(e), e->size);
+  entry_unlock(c, e);
+}
+
+static void fork_prepare(void) {
+  pthread_mutex_lock(&g.reg_lock);
+  rm_atomic_store_relaxed(&g.forking, 1u);
+  /* F2: our `forking` store before the wb_active loads (pairs with F1). */
+  rm_fence_store_load();
+  uintptr_t me = rm_thread_identity();
+  for (size_t i = 0; i < g.nslots; i++) {
+    rm_rlu_ctx *c = *slot_ref(i);
+    if (rm_atomic_load_relaxed(&c->owner) == me) continue; /* fork() from a signal handler */
+    rm_backoff_t b = RM_BACKOFF_INIT;
+    while (rm_atomic_load_acquire(&c->wb_active)) rm_backoff_wait(&b);
+  }
+}
+
+static void fork_parent(void) {
+  rm_atomic_store_release(&g.forking, 0u);
+  pthread_mutex_unlock(&g.reg_lock);
+}
+
+static void fork_child(void) {
+  /* Atomic accesses below where other threads use atomics too (nothing
+   * runs concurrently here; it keeps ThreadSanitizer's model whole). */
+  uintptr_t me = rm_thread_identity();
+  /* Our own contexts: is one inside a section (and from which clock), does
+   * one hold the writer lock? */
+  bool in_section = false, holds_writer = false;
+  uint64_t oldest = NO_CLOCK;
+  for (size_t i = 0; i < g.nslots; i++) {
+    rm_rlu_ctx *c = *slot_ref(i);
+    if (!rm_atomic_load_relaxed(&c->h.in_use) || rm_atomic_load_relaxed(&c->owner) != me) continue;
+    if (rm_atomic_load_relaxed(&c->h.run_cnt) & 1) {
+      in_section = true;
+      uint64_t l = rm_atomic_load_relaxed(&c->h.local_clock);
+      if (l < oldest) oldest = l;
+    }
+    holds_writer |= c->holds_writer_lock;
+  }
+  uint64_t clock = rm_atomic_load_relaxed(&rm_rlu_global.clock);
+  for (size_t i = 0; i < g.nslots; i++) {
+    rm_rlu_ctx *c = *slot_ref(i);
+    if (!rm_atomic_load_relaxed(&c->h.in_use) || rm_atomic_load_relaxed(&c->owner) == me) continue;
+    uint64_t wc = rm_atomic_load_relaxed(&c->h.write_clock);
+    fork_complete = wc != NO_CLOCK && wc <= clock && !(in_section && oldest < wc);
+    struct log_mark all = {0};
+    log_each(&c->log[c->cur], &all, fork_entry, c);
+    rm_atomic_store_relaxed(&c->h.unlocks, rm_atomic_load_relaxed(&c->h.unlocks) + 1);
+    rm_atomic_store_relaxed(&c->h.write_clock, NO_CLOCK);
+    uint64_t r = rm_atomic_load_relaxed(&c->h.run_cnt);
+    if (r & 1) rm_atomic_store_relaxed(&c->h.run_cnt, r + 1);
+    rm_atomic_store_relaxed(&c->h.sync_request, 0u);
+    rm_atomic_store_relaxed(&c->wb_active, 0u);
+    c->h.is_writer = 0;
+    c->h.deferred = 0;
+    c->ndeferred = 0;
+    c->holds_writer_lock = false;
+    c->conflict_owner = NULL;
+    for (int k = 0; k < 2; k++) {
+      if (!in_section) log_free(&c->log[k]);
+      c->log[k].head = c->log[k].cur = NULL;
+      c->log[k].bytes = 0;
+    }
+    c->frees = NULL;
+    c->nfrees = c->capfrees = c->frees_mark = 0;
+    c->allocs = NULL;
+    c->nallocs = c->capallocs = 0;
+    c->unsure = NULL;
+    c->unsure_cap = 0;
+    stats_add(&g.retired, &c->st);
+    memset(&c->st, 0, sizeof c->st);
+    rm_atomic_store_relaxed(&c->h.in_use, (uint8_t)0);
+    g.nlive--;
+  }
+  size_t h = rm_atomic_load_relaxed(&g.high);
+  while (h > 0 && !rm_atomic_load_relaxed(&(*slot_ref(h - 1))->h.in_use)) h--;
+  rm_atomic_store_relaxed(&g.high, h);
+  rm_atomic_store_relaxed(&g.clock_lock, 0u); /* a step of a thread that is gone */
+  if (rm_atomic_load_relaxed(&g.closing)) {
+    /* A thread that is gone was closing the fence-free entry: finish (no
+     * other thread runs, so no barrier is needed). */
+    __atomic_fetch_or(&rm_rlu_dom.gate, RM_FCP_GATE_CLOSED | RM_FCP_GATE_SHUT, __ATOMIC_SEQ_CST);
+    rm_atomic_store_relaxed(&rm_rlu_global.fence_free, 0u);
+  }
+  rm_atomic_store_relaxed(&g.forking, 0u);
+  if (!holds_writer) pthread_mutex_init(&g.writer_lock, NULL);
+  pthread_mutex_init(&g.reg_lock, NULL);
+}
+
 /* ---- statistics -------------------------------------------------------- */
 RM_API void rm_rlu_stats_get(struct rm_rlu_stats *out) {
   memset(out, 0, sizeof *out);
@@ -983,7 +1276,7 @@ RM_API void rm_rlu_stats_get(struct rm_rlu_stats *out) {
   stats_add(out, &g.retired);
   for (size_t i = 0; i < g.nslots; i++) {
     rm_rlu_ctx *c = *slot_ref(i);
-    if (c->in_use) stats_add(out, &c->st);
+    if (rm_atomic_load_relaxed(&c->h.in_use)) stats_add(out, &c->st);
   }
   pthread_mutex_unlock(&g.reg_lock);
 }

@@ -43,6 +43,13 @@
  *     (coarse-grained sections are serialized, not partitioned by id).
  *   - RLU_FREE(NULL, p) frees at once (as the reference); outside a section
  *     RLU_FREE(self, p) frees at once too (the reference asserts).
+ *   - RLU_INIT leaves every option it has no argument for at the
+ *     library's default (rm_rlu_options zeroed): the fenced section entry.
+ *
+ *   Kept as in the reference: RLU_ALLOC is a plain allocation with the
+ *   object header (rm_rlu_alloc_untracked).  RLU_ABORT does not free an
+ *   object allocated in the aborted section: the program keeps it for the
+ *   retry or frees it (the native rm_rlu_alloc differs, see rlu.h).
  */
 #ifndef READMOSTLY_RLU_COMPAT_H
 #define READMOSTLY_RLU_COMPAT_H
@@ -102,13 +109,15 @@ typedef struct rlu_thread_data {
 } rlu_thread_data_t;
 
 static inline void rlu_init(int type, int max_write_sets) {
+  /* Every field: those not named here are zero, the library's defaults
+   * (the fenced section entry, 5000 membarriers a second), also for
+   * fields added later. */
   struct rm_rlu_options o;
+  memset(&o, 0, sizeof o);
   o.flavor = type == RLU_TYPE_COARSE_GRAINED ? RM_RLU_COARSE : RM_RLU_FINE;
   o.max_defer = type == RLU_TYPE_COARSE_GRAINED || max_write_sets < 1 ? 0u
                                                                       : (unsigned)max_write_sets;
   o.stats = true;
-  o.log_chunk = 0;
-  o.max_log_bytes = 0;
   (void)rm_rlu_init(&o); /* EBUSY when threads are registered: kept as is */
 }
 static inline void rlu_finish(void) {}
@@ -134,7 +143,12 @@ static inline void rlu_thread_finish(rlu_thread_data_t *self) {
   self->ctx = NULL;
 }
 
-static inline intptr_t *rlu_alloc(obj_size_t obj_size) { return (intptr_t *)rm_rlu_alloc(obj_size); }
+/* The reference's allocation: an RLU_ABORT does not free it (the program
+ * keeps it for the retry or frees it itself), and it does not make the
+ * section a writer. */
+static inline intptr_t *rlu_alloc(obj_size_t obj_size) {
+  return (intptr_t *)rm_rlu_alloc_untracked(obj_size);
+}
 static inline void rlu_free(rlu_thread_data_t *self, intptr_t *p_obj) {
   (void)rm_rlu_free(self != NULL ? self->ctx : NULL, p_obj);
 }

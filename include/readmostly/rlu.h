@@ -36,9 +36,16 @@
  *   rm_rlu_assign_ptr() (which stores the object's actual address even when
  *   given a copy).  rm_rlu_free() inside a section frees the object after
  *   the section's commit has waited for every section that could see it;
- *   outside a section (ctx NULL) it frees at once.  An object allocated
- *   inside a section of the calling thread is freed by that section's
- *   abort (and makes the section a writer: its exit commits).
+ *   outside a section (ctx NULL) it frees at once.  An object that
+ *   rm_rlu_alloc() allocates inside a section of the calling thread is
+ *   freed by that section's abort (nothing of an aborted section stays
+ *   behind: the links to it are in discarded copies), and makes the
+ *   section a writer (its exit commits): after rm_rlu_abort() the caller
+ *   must not use it, free it or link it in a retry.
+ *   rm_rlu_alloc_untracked() returns the same object without either: an
+ *   abort leaves it to the caller, to keep for the retry or to free with
+ *   rm_rlu_free(NULL, obj).  That is the reference implementation's
+ *   RLU_ALLOC, and readmostly/rlu-compat.h maps RLU_ALLOC to it.
  *
  *   Contexts.  Each thread that enters sections owns a context, obtained
  *   from rm_rlu_thread_register().  There is no limit on their number:
@@ -46,9 +53,9 @@
  *   of a context returned by rm_rlu_thread_unregister() (or by the exit of
  *   its thread) is reused by the next registration.  A writer's
  *   synchronize looks at slots below the high-water mark of live contexts
- *   and skips idle ones at the cost of one load.  An idle context holds no
- *   log memory (512 bytes in all); logs are allocated on a thread's first
- *   write and freed when it unregisters.
+ *   and skips free slots and idle contexts at the cost of a load or two.
+ *   An idle context holds no log memory (512 bytes in all); logs are
+ *   allocated on a thread's first write and freed when it unregisters.
  *
  *   Sections.  rm_rlu_reader_lock() enters a section: it marks the context
  *   active (odd run counter), executes a full fence, and copies the global
@@ -92,7 +99,10 @@
  *   stops calling RLU keeps its objects locked (other writers abort and
  *   retry) until it syncs or exits.  A try_lock of an object locked by one
  *   of the caller's own deferred sections returns EBUSY and makes the next
- *   checkpoint flush.
+ *   checkpoint flush.  A section that holds the writer lock
+ *   (rm_rlu_writer_lock(), rm_rlu_try_writer_lock()) is never deferred: its
+ *   exit commits it, with the deferred sections before it, and then
+ *   releases the lock.
  *
  *   Write skew.  RLU locks what a section writes, not what it reads: two
  *   sections may each read an object the other writes and both commit.  A
@@ -136,7 +146,8 @@
  *   is ignored.  rm_rlu_fence_free()
  *   tells which entry runs.  Registered threads that stay idle, and threads
  *   that wait for a CPU (more threads than CPUs), cost every synchronize a
- *   membarrier: when synchronizes issue more than
+ *   membarrier (the free slots of unregistered contexts do not): when
+ *   synchronizes issue more than
  *   rm_rlu_options.fence_free_max_barriers of them per second (measured
  *   over windows of at least 100 ms; default 5000), RLU goes back to the
  *   fenced entry for the rest of the process (or until rm_rlu_init()
@@ -149,25 +160,59 @@
  *   contexts are registered.  rm_rlu_thread_register() returns a context or
  *   NULL (errno ENOMEM).  rm_rlu_try_lock() returns 0 (the pointer now names
  *   the caller's copy), EBUSY (locked by another context, fine-grained;
- *   abort and retry), or ENOMEM (the log could not grow; abort).
- *   rm_rlu_lock() (coarse-grained) returns 0 or ENOMEM.  rm_rlu_free()
- *   returns 0 or ENOMEM (the free list could not grow; abort).
- *   rm_rlu_try_writer_lock() returns 0, or EBUSY when another context holds
- *   the writer lock (abort and retry).  rm_rlu_init() returns EINVAL for
- *   max_defer > 1 with the coarse-grained flavor.
+ *   abort and retry), ENOMEM (the log could not grow; abort), or EPERM
+ *   outside a section (see ERRORS).  rm_rlu_lock() (coarse-grained)
+ *   returns 0 or ENOMEM (EPERM outside a section).  rm_rlu_free() returns
+ *   0 or ENOMEM (the free list could not grow; abort).
+ *   rm_rlu_try_writer_lock() returns 0, EBUSY when another context holds
+ *   the writer lock (abort and retry), or EPERM outside a section.
+ *   rm_rlu_init() returns EINVAL for max_defer > 1 with the coarse-grained
+ *   flavor.
  *
  * ERRORS
- *   Misuse is a bug: entering a section inside a section, leaving one that
- *   was not entered, try_lock outside a section.  Debug builds (no NDEBUG)
- *   abort with a message.  Release builds check the one that would hang
- *   other threads: leaving a section that was not entered is ignored, with
- *   a one-line warning (it would leave the context "inside" for ever, and
- *   every writer waiting for it); the others are not checked.
+ *   Misuse is a bug: entering a section inside a section, leaving or
+ *   aborting one that was not entered, try_lock outside a section, a NULL
+ *   context, unregistering a context twice.  Debug builds of the library
+ *   (no NDEBUG) abort with a message.  Release builds check the ones that
+ *   would hang other threads or break the registry, and go on, with a
+ *   one-line warning on stderr (once per kind of misuse):
+ *     - rm_rlu_reader_unlock() or rm_rlu_abort() outside a section is
+ *       ignored (it would leave the context "inside" for ever, and every
+ *       writer waiting for it);
+ *     - rm_rlu_try_lock() (and rm_rlu_lock()) and rm_rlu_try_writer_lock()
+ *       outside a section return EPERM and change nothing (no lock, no
+ *       write flag for the next section to trip on);
+ *     - rm_rlu_thread_unregister() of a context that is not registered (a
+ *       second call) or that another thread owns (a stale pointer to a
+ *       reused context) is ignored.
+ *   A NULL context (a thread that did not register) makes every build
+ *   print a message and abort, in rm_rlu_reader_lock(),
+ *   rm_rlu_writer_lock(), rm_rlu_try_lock(), rm_rlu_lock(),
+ *   rm_rlu_try_writer_lock(), rm_rlu_abort(), rm_rlu_sync() and
+ *   rm_rlu_sync_checkpoint() (rm_rlu_reader_unlock() and
+ *   rm_rlu_dereference() come after an entry that checked).  The rest (a
+ *   section inside a section, unregistering inside a section) is not
+ *   checked in release builds.  The checks above are in the library, whose
+ *   build decides between the assertion and the warning; the assertions
+ *   inline in rm_rlu_reader_lock() (a section inside a section) follow the
+ *   caller's NDEBUG.
  *
  * THREAD SAFETY
  *   A context belongs to the thread that registered it.  A thread that exits
  *   without rm_rlu_thread_unregister() is unregistered by a key destructor:
  *   a section left open is aborted, a commit already made is kept.
+ *
+ *   fork(): the child has only the forking thread; the contexts of the
+ *   other threads are unregistered there, whatever they were doing.  An
+ *   open section of theirs ends (its locks are released, nothing of it
+ *   applied), and so do their deferred sections (max_defer > 1): updates
+ *   no thread of the child had seen are not in the child.  A commit that
+ *   had stepped the clock is finished in the child (written back), unless
+ *   the forking thread is inside a section that began before that step:
+ *   then it is dropped, and that section goes on reading what it read.
+ *   The writer lock held by another thread is free in the child.  The
+ *   forking thread's own contexts, sections and locks carry on.  fork()
+ *   waits for commits that are writing back (microseconds).
  *
  * STATISTICS
  *   With rm_rlu_options.stats set, each context counts, on slow paths only,
@@ -231,14 +276,15 @@ RM_API rm_rlu_ctx *rm_rlu_thread_register(void);
 RM_API void rm_rlu_thread_unregister(rm_rlu_ctx *self);
 
 RM_API void *rm_rlu_alloc(size_t size);
+RM_API void *rm_rlu_alloc_untracked(size_t size);
 RM_API int rm_rlu_free(rm_rlu_ctx *self, void *obj);
 
 /*
  * The part of a context that section entry and exit touch, inline here
  * (the rest of struct rm_rlu_ctx is private to rlu.c).  Other contexts
- * read run_cnt, local_clock, write_clock and unlocks; sync_request is
- * written by other writers (deferral).  is_writer and deferred are the
- * owner's.
+ * read run_cnt, local_clock, write_clock, unlocks and in_use;
+ * sync_request is written by other writers (deferral).  is_writer and
+ * deferred are the owner's.
  */
 struct rm_rlu_ctx_hot {
   uint64_t run_cnt;        /* odd: inside a section */
@@ -248,6 +294,7 @@ struct rm_rlu_ctx_hot {
   uint32_t sync_request;   /* deferral: another writer needs our locks */
   uint8_t is_writer;       /* this section locked or freed something */
   uint8_t deferred;        /* deferred sections wait in the log */
+  uint8_t in_use;          /* registered (synchronize skips free slots) */
 };
 /* The global clock, and whether the fence-free entry is chosen
  * (rm_rlu_options.fence_free; writers read it).  The clock sits 64 bytes
@@ -267,10 +314,14 @@ extern RM_API struct rm_fcp_domain rm_rlu_dom;
 
 RM_API void rm_rlu_checkpoint_slowpath(rm_rlu_ctx *self);
 RM_API void rm_rlu_reader_unlock_slowpath(rm_rlu_ctx *self);
+/* A NULL context given to fn: a message and abort() (see ERRORS). */
+RM_API void rm_rlu_null_ctx(const char *fn) __attribute__((noreturn, cold));
 
 /* Enter a section (see DESCRIPTION and SECTION ENTRY).  Ordering letters
  * R1, R2, R4 refer to src/rlu.c's table. */
 RM_INLINE void rm_rlu_reader_lock(rm_rlu_ctx *self) {
+  /* A thread that never registered: say so, not a bare SIGSEGV. */
+  if (RM_UNLIKELY(self == NULL)) rm_rlu_null_ctx("rm_rlu_reader_lock");
   struct rm_rlu_ctx_hot *h = (struct rm_rlu_ctx_hot *)self;
   RM_ASSERT(!(h->run_cnt & 1), "rm_rlu_reader_lock: already inside a section");
   if (RM_UNLIKELY(h->deferred)) rm_rlu_checkpoint_slowpath(self);

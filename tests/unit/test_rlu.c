@@ -1,16 +1,35 @@
 /* RLU contract: objects and headers, sections, try_lock and copies, commit
  * and abort, isolation from a running section, conflicts (fine-grained),
- * the writer lock (coarse-grained), log growth and ENOMEM with nothing
- * applied, deferred free, contexts beyond any fixed cap with slot reuse,
- * a thread that exits inside a section, and the RLU list. */
+ * the writer lock (coarse-grained, and with deferral), log growth and
+ * ENOMEM with nothing applied, deferred free, contexts beyond any fixed
+ * cap with slot reuse (a free slot costs synchronize nothing), a thread
+ * that exits inside a section, and the RLU list. */
 #include "test.h"
 #include <readmostly/rlu.h>
 #include <readmostly/rlu_hash.h>
 #include <readmostly/rlu_list.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdint.h>
 #include <time.h>
 #include <unistd.h>
+
+/* A watchdog for the tests that used to hang: a deadlock fails the run
+ * with a message instead of waiting for CTest's timeout. */
+static const char *watchdog_what;
+static void watchdog_fired(int sig) {
+  (void)sig;
+  static const char m[] = "test_rlu: watchdog: no progress (deadlock?) in ";
+  if (write(2, m, sizeof m - 1) < 0) _exit(3);
+  if (watchdog_what && write(2, watchdog_what, strlen(watchdog_what)) < 0) _exit(3);
+  if (write(2, "\n", 1) < 0) _exit(3);
+  _exit(3);
+}
+static void watchdog(const char *what, unsigned seconds) {
+  watchdog_what = what;
+  signal(SIGALRM, watchdog_fired);
+  alarm(seconds);
+}
 
 struct acct {
   long v;
@@ -691,6 +710,108 @@ static void test_defer(void) {
   rm_rlu_free(NULL, B);
 }
 
+/* Deferral and the writer lock (fine-grained; rm_rlu_writer_lock or
+ * rm_rlu_try_writer_lock in a section): a section that holds the writer
+ * lock is never deferred, so its exit releases the lock.  It used to
+ * return at the deferral test with the lock held: the same thread's next
+ * rm_rlu_writer_lock deadlocked on itself, other threads' for ever (the
+ * watchdog catches both), and the section's update stayed invisible. */
+static void *writer_lock_other(void *arg) {
+  rm_rlu_ctx *self = rm_rlu_thread_register();
+  rm_rlu_writer_lock(self);
+  struct acct *p = arg;
+  CHECK_ERR(RM_RLU_TRY_LOCK(self, &p), 0);
+  p->v += 10;
+  rm_rlu_reader_unlock(self);
+  rm_rlu_thread_unregister(self);
+  return NULL;
+}
+static void test_defer_writer_lock(void) {
+  struct rm_rlu_options o = {.flavor = RM_RLU_FINE, .max_defer = 4, .stats = true,
+                             .fence_free = fence_free};
+  CHECK_ERR(rm_rlu_init(&o), 0);
+  watchdog("test_defer_writer_lock", 60);
+  rm_rlu_ctx *self = rm_rlu_thread_register();
+  A = rm_rlu_alloc(sizeof *A);
+  B = rm_rlu_alloc(sizeof *B);
+  A->v = 0;
+  B->v = 0;
+  bump(self, B);                 /* an ordinary section: deferred */
+  CHECK_EQ(peek_other(B), 0);
+  rm_rlu_writer_lock(self);
+  struct acct *a = A;
+  CHECK_ERR(RM_RLU_TRY_LOCK(self, &a), 0);
+  a->v = 1;
+  rm_rlu_reader_unlock(self);    /* holds the writer lock: commits, with B's */
+  rm_rlu_writer_lock(self);      /* the lock is free again */
+  CHECK_EQ(peek_other(A), 1);
+  CHECK_EQ(peek_other(B), 1);
+  a = A;
+  CHECK_ERR(RM_RLU_TRY_LOCK(self, &a), 0);
+  a->v = 2;
+  rm_rlu_reader_unlock(self);
+  rm_rlu_reader_lock(self);      /* taken inside a section */
+  CHECK_ERR(rm_rlu_try_writer_lock(self), 0);
+  a = A;
+  CHECK_ERR(RM_RLU_TRY_LOCK(self, &a), 0);
+  a->v = 3;
+  rm_rlu_reader_unlock(self);
+  CHECK_EQ(peek_other(A), 3);
+  pthread_t t;
+  CHECK_EQ(pthread_create(&t, NULL, writer_lock_other, A), 0); /* another thread's */
+  CHECK_EQ(pthread_join(t, NULL), 0);
+  CHECK_EQ(A->v, 13);
+  rm_rlu_thread_unregister(self);
+  alarm(0);
+  rm_rlu_free(NULL, A);
+  rm_rlu_free(NULL, B);
+}
+
+/* A slot freed below the high-water mark costs synchronize nothing: the
+ * context is not in use.  It was treated as an idle thread: with the
+ * fence-free entry every commit issued a membarrier for it (one per
+ * commit here), and the automatic close then turned the fence-free entry
+ * off for the whole process.  Thread T takes slot 0, we take slot 1, T
+ * unregisters: the mark stays at 2. */
+static rm_rlu_ctx *gone_ctx;
+static void *register_and_leave(void *arg) {
+  (void)arg;
+  rm_rlu_ctx *c = rm_rlu_thread_register();
+  CHECK(c != NULL);
+  __atomic_store_n(&gone_ctx, c, __ATOMIC_RELEASE);
+  __atomic_store_n(&idle_ready, 1, __ATOMIC_RELEASE);
+  while (!__atomic_load_n(&idle_stop, __ATOMIC_ACQUIRE)) usleep(1000);
+  rm_rlu_thread_unregister(c);
+  return NULL;
+}
+static void test_free_slot(void) {
+  set_opts(RM_RLU_FINE, 0, 0);
+  A = rm_rlu_alloc(sizeof *A);
+  A->v = 0;
+  __atomic_store_n(&idle_stop, 0, __ATOMIC_RELEASE);
+  __atomic_store_n(&idle_ready, 0, __ATOMIC_RELEASE);
+  pthread_t t;
+  CHECK_EQ(pthread_create(&t, NULL, register_and_leave, NULL), 0);
+  while (!__atomic_load_n(&idle_ready, __ATOMIC_ACQUIRE)) usleep(100);
+  rm_rlu_ctx *self = rm_rlu_thread_register();
+  CHECK(rm_rlu_ctx_id(self) > rm_rlu_ctx_id(gone_ctx)); /* the free slot is below ours */
+  __atomic_store_n(&idle_stop, 1, __ATOMIC_RELEASE);
+  CHECK_EQ(pthread_join(t, NULL), 0);
+  bool ff = rm_rlu_fence_free();
+  CHECK_EQ(ff, fence_free);
+  struct rm_rlu_stats st0, st1;
+  rm_rlu_stats_get(&st0);
+  for (int i = 0; i < 2000; i++) bump_a(self);
+  rm_rlu_stats_get(&st1);
+  CHECK_EQ(A->v, 2000);
+  CHECK_EQ(st1.syncs - st0.syncs, 2000);
+  CHECK_EQ(st1.barriers - st0.barriers, 0); /* no context but ours is in use */
+  CHECK_EQ(st1.sync_waits - st0.sync_waits, 0);
+  CHECK_EQ(rm_rlu_fence_free(), ff);
+  rm_rlu_thread_unregister(self);
+  rm_rlu_free(NULL, A);
+}
+
 /* The list against a plain array, one thread, both flavors. */
 static void test_list(bool coarse) {
   set_opts(coarse ? RM_RLU_COARSE : RM_RLU_FINE, 0, 0);
@@ -803,6 +924,8 @@ int main(int argc, char **argv) {
   test_exit();
   test_auto_close();
   test_defer();
+  test_defer_writer_lock();
+  test_free_slot();
   test_list(false);
   test_list(true);
   test_hash(false);
