@@ -1313,7 +1313,8 @@ static bool crd_holds(struct rm_rcu_call_data *c, const struct rm_rcu_head *n) {
  * had taken off its queue but not yet linked into its batch, is not in
  * the child, unless rm_rcu_call_before_fork() paused the workers first. */
 static void fork_child(void) {
-  pthread_mutex_init(&crd_lock, NULL);
+  /* crd_lock and atfork_lock are ours (fork_prepare took them): unlock
+   * them.  gp_lock may be held by a thread that is gone: make it anew. */
   pthread_mutex_init(&gp_lock, NULL);
   if (gp_seq & 1u) gp_seq++; /* a grace period of a thread that is gone */
   fork_paused = 0;
@@ -1348,7 +1349,8 @@ static void fork_child(void) {
     if (c->bar_queued && !crd_holds(c, &c->bar)) c->bar_queued = 0;
     if (c->bar_want > c->bar_done) c->bar_done = c->bar_want;
   }
-  pthread_mutex_init(&atfork_lock, NULL);
+  pthread_mutex_unlock(&crd_lock);
   for (struct rm_rcu_atfork *a = atfork_list; a; a = a->rm_next)
     if (a->after_fork_child) a->after_fork_child(a->priv);
+  pthread_mutex_unlock(&atfork_lock);
 }

@@ -504,6 +504,25 @@ nomem:
 static void synchronize(rm_rlu_ctx *self, uint64_t wc);
 static void flush(rm_rlu_ctx *c);
 
+/* Count context c out: its statistics go to the retired ones, its slot is
+ * free (reg_lock held, or in a fork child).  U1: release, after the
+ * context's last section's exit (R3): a synchronize that reads 0 (S3) and
+ * skips it has that section's reads ordered before its write-back. */
+static void slot_release(rm_rlu_ctx *c) {
+  stats_add(&g.retired, &c->st);
+  memset(&c->st, 0, sizeof c->st);
+  rm_atomic_store_release(&c->h.in_use, (uint8_t)0);
+  g.nlive--;
+}
+
+/* Lower the high-water mark over trailing free slots (reg_lock held, or in
+ * a fork child). */
+static void high_lower(void) {
+  size_t h = rm_atomic_load_relaxed(&g.high);
+  while (h > 0 && !rm_atomic_load_relaxed(&(*slot_ref(h - 1))->h.in_use)) h--;
+  rm_atomic_store_seq_cst(&g.high, h);
+}
+
 RM_API void rm_rlu_thread_unregister(rm_rlu_ctx *c) {
   if (c == NULL) return;
   /* Acquire: a context we see in use shows its owner (stored before the
@@ -548,17 +567,8 @@ RM_API void rm_rlu_thread_unregister(rm_rlu_ctx *c) {
   free(c->unsure);
   c->unsure = NULL;
   c->unsure_cap = 0;
-  stats_add(&g.retired, &c->st);
-  memset(&c->st, 0, sizeof c->st);
-  /* U1: release, after our last section's exit (R3): a synchronize that
-   * reads 0 (S3) and skips us has that section's reads ordered before its
-   * write-back. */
-  rm_atomic_store_release(&c->h.in_use, (uint8_t)0);
-  g.nlive--;
-  /* Lower the high-water mark over trailing free slots. */
-  size_t h = rm_atomic_load_relaxed(&g.high);
-  while (h > 0 && !rm_atomic_load_relaxed(&(*slot_ref(h - 1))->h.in_use)) h--;
-  rm_atomic_store_seq_cst(&g.high, h);
+  slot_release(c);
+  high_lower();
   pthread_mutex_unlock(&g.reg_lock);
   if (pthread_getspecific(g.key) == c) (void)pthread_setspecific(g.key, NULL);
 }
@@ -1249,14 +1259,9 @@ static void fork_child(void) {
     c->nallocs = c->capallocs = 0;
     c->unsure = NULL;
     c->unsure_cap = 0;
-    stats_add(&g.retired, &c->st);
-    memset(&c->st, 0, sizeof c->st);
-    rm_atomic_store_relaxed(&c->h.in_use, (uint8_t)0);
-    g.nlive--;
+    slot_release(c);
   }
-  size_t h = rm_atomic_load_relaxed(&g.high);
-  while (h > 0 && !rm_atomic_load_relaxed(&(*slot_ref(h - 1))->h.in_use)) h--;
-  rm_atomic_store_relaxed(&g.high, h);
+  high_lower();
   rm_atomic_store_relaxed(&g.clock_lock, 0u); /* a step of a thread that is gone */
   if (rm_atomic_load_relaxed(&g.closing)) {
     /* A thread that is gone was closing the fence-free entry: finish (no
@@ -1265,8 +1270,8 @@ static void fork_child(void) {
     rm_atomic_store_relaxed(&rm_rlu_global.fence_free, 0u);
   }
   rm_atomic_store_relaxed(&g.forking, 0u);
-  if (!holds_writer) pthread_mutex_init(&g.writer_lock, NULL);
-  pthread_mutex_init(&g.reg_lock, NULL);
+  if (!holds_writer) pthread_mutex_init(&g.writer_lock, NULL); /* a thread that is gone */
+  pthread_mutex_unlock(&g.reg_lock); /* ours: fork_prepare took it */
 }
 
 /* ---- statistics -------------------------------------------------------- */

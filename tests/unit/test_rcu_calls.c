@@ -89,6 +89,13 @@ static void run_case(const char *name, bool aborts, void (*fn)(void)) {
   CHECK(true);
 }
 
+/* Wait for a child of a case; it must exit 0. */
+static void child_ok(pid_t pid) {
+  int st = 0;
+  CHECK_EQ(waitpid(pid, &st, 0), pid);
+  CHECK_EQ(WIFEXITED(st) ? WEXITSTATUS(st) : 100 + WTERMSIG(st), 0);
+}
+
 /* ---- a barrier that waits, and what runs beside it ------------------------- */
 
 /* A callback that holds its worker for `slow_ms`, so that a barrier behind
@@ -136,9 +143,7 @@ static void fork_in_section_during_barrier(void) {
     _exit(0);
   }
   rm_rcu_read_unlock();
-  int st = 0;
-  CHECK_EQ(waitpid(pid, &st, 0), pid);
-  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  child_ok(pid);
   CHECK_EQ(pthread_join(t, NULL), 0);
   CHECK_EQ(__atomic_load_n(&slow_finished, __ATOMIC_ACQUIRE), 1);
 }
@@ -212,9 +217,7 @@ static void fork_during_barrier_wait(void) {
     CHECK(__atomic_load_n(&slow_finished, __ATOMIC_ACQUIRE) > before);
     _exit(0);
   }
-  int st = 0;
-  CHECK_EQ(waitpid(pid, &st, 0), pid);
-  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  child_ok(pid);
   CHECK_EQ(pthread_join(t, NULL), 0);
 }
 
@@ -261,9 +264,7 @@ static void callback_running_at_fork(void) {
     _exit(__atomic_load_n(&slow_finished, __ATOMIC_ACQUIRE) == 1 ? 0 : 3);
   }
   rm_rcu_call_after_fork_parent();
-  int st = 0;
-  CHECK_EQ(waitpid(pid, &st, 0), pid);
-  CHECK_EQ(WIFEXITED(st) ? WEXITSTATUS(st) : 100 + WTERMSIG(st), 0);
+  child_ok(pid);
   CHECK_ERR(rm_rcu_barrier(), 0);
   CHECK_EQ(__atomic_load_n(&slow_finished, __ATOMIC_ACQUIRE), 1);
   /* After the parent's resume the workers run again. */
