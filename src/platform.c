@@ -6,6 +6,7 @@
 #include <readmostly/platform.h>
 
 #include "env.h"
+#include "misuse.h"
 
 #include <errno.h>
 #include <linux/futex.h>
@@ -275,6 +276,22 @@ RM_API void rm_debug_pause(const char *name) {
       return;
     }
   rm_debug_yield();
+}
+
+void rm_misuse_at(const char *file, int line, uint32_t *said, const char *fmt, ...) {
+  char msg[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+#ifndef NDEBUG
+  (void)said;
+  rm_assert_fail(file, line, "misuse", "%s", msg);
+#else
+  (void)file;
+  (void)line;
+  if (!rm_atomic_xchg_acq_rel(said, 1u)) fprintf(stderr, "readmostly: %s\n", msg);
+#endif
 }
 
 RM_API void rm_assert_fail(const char *file, int line, const char *cond, const char *fmt, ...) {

@@ -28,6 +28,7 @@
  *     its signal handlers'.
  */
 #define _GNU_SOURCE
+#include "misuse.h"
 #include "rcu_internal.h"
 
 #include <errno.h>
@@ -313,10 +314,8 @@ RM_API RM_NOINLINE void rm_rcu_read_lock_report(struct rm_fcp_reader *r, uint64_
 }
 
 static void unlock_misuse(void) {
-  RM_ASSERT(false, "rm_rcu_read_unlock without a matching rm_rcu_read_lock");
-  static int said;
-  if (!rm_atomic_xchg_acq_rel(&said, 1))
-    fprintf(stderr, "readmostly: rcu_read_unlock without a matching rcu_read_lock (ignored)\n");
+  static uint32_t said;
+  rm_misuse(&said, "rm_rcu_read_unlock without a matching rm_rcu_read_lock (ignored)");
 }
 
 /* The read unlock's slow path (U1 is stored): `seen` differed from v, on a
@@ -418,22 +417,13 @@ static void run_grace_period(void) {
   STAT_ADD(grace_periods, 1);
 }
 
-/* A careless call inside a read section (or a callback): an assertion in
- * debug builds; in release builds one line on stderr, once per function,
- * naming the function the caller used. */
-static void say_once(uint32_t *said, const char *what) {
-  if (!rm_atomic_xchg_acq_rel(said, 1u))
-    fprintf(stderr, "readmostly: %s would wait for itself (returned EDEADLK)\n", what);
-}
-
 int rm_rcu_synchronize_as(const char *name) {
   struct rm_rcu_thread *t = &rm_rcu_tls;
   if (RM_UNLIKELY(rm_rcu_read_ongoing())) {
-    RM_ASSERT(false, "%s inside a read section (it would wait for itself)", name);
+    /* One message per name: the function the program called. */
     static uint32_t said_rm, said_other;
-    char what[96];
-    snprintf(what, sizeof what, "%s inside a read section", name);
-    say_once(strcmp(name, "rm_rcu_synchronize") == 0 ? &said_rm : &said_other, what);
+    rm_misuse(strcmp(name, "rm_rcu_synchronize") == 0 ? &said_rm : &said_other,
+              "%s inside a read section would wait for itself (returned EDEADLK)", name);
     return EDEADLK;
   }
   pthread_once(&dom_once, dom_init);
@@ -624,11 +614,9 @@ static uint64_t take_all(struct rm_rcu_call_data *c) {
  * callback's frame is gone, so nothing can still rely on it; left open, it
  * would make every later batch of this thread wait for itself). */
 static void callback_left_section(void) {
-  RM_ASSERT(false, "a call_rcu callback returned inside a read section");
   static uint32_t said;
-  if (!rm_atomic_xchg_acq_rel(&said, 1u))
-    fprintf(stderr, "readmostly: a call_rcu callback returned inside a read section "
-                    "(the section is ended for it)\n");
+  rm_misuse(&said, "a call_rcu callback returned inside a read section (the section is ended "
+                   "for it)");
   while (rm_rcu_read_ongoing()) rm_rcu_read_unlock();
 }
 
@@ -944,12 +932,10 @@ int rm_rcu_barrier_as(const char *name) {
   if (rm_rcu_read_ongoing() || (t->state & RM_RCU_IN_CALLBACK) ||
       (rm_atomic_load_acquire(&fork_paused) &&
        rm_atomic_load_relaxed(&fork_paused_by) == (uint64_t)rm_thread_identity())) {
-    RM_ASSERT(false, "%s inside a read section, a callback, or between "
-                     "rm_rcu_call_before_fork and the fork", name);
     static uint32_t said_rm, said_other;
-    char what[96];
-    snprintf(what, sizeof what, "%s inside a read section or a callback", name);
-    say_once(strcmp(name, "rm_rcu_barrier") == 0 ? &said_rm : &said_other, what);
+    rm_misuse(strcmp(name, "rm_rcu_barrier") == 0 ? &said_rm : &said_other,
+              "%s inside a read section, a callback, or between rm_rcu_call_before_fork and "
+              "the fork would wait for itself (returned EDEADLK)", name);
     return EDEADLK;
   }
   rm_rcu_call_data_default();
@@ -1020,9 +1006,9 @@ RM_API int rm_rcu_call_data_free(struct rm_rcu_call_data *c) {
   if (rm_rcu_read_ongoing() ||
       ((rm_rcu_tls.state & RM_RCU_IN_CALLBACK) &&
        rm_atomic_load_acquire(&c->state) == CRD_RUNNING && pthread_equal(c->thread, pthread_self()))) {
-    RM_ASSERT(false, "rm_rcu_call_data_free inside a read section or its own callback");
     static uint32_t said;
-    say_once(&said, "rm_rcu_call_data_free inside a read section or its own callback");
+    rm_misuse(&said, "rm_rcu_call_data_free inside a read section or its own callback would "
+                     "wait for itself (returned EDEADLK)");
     return EDEADLK;
   }
   pthread_mutex_lock(&crd_lock);
@@ -1127,9 +1113,9 @@ RM_API int rm_rcu_call_data_set_cpu(int cpu, struct rm_rcu_call_data *c) {
 
 RM_API int rm_rcu_call_data_free_per_cpu(void) {
   if (rm_rcu_read_ongoing()) {
-    RM_ASSERT(false, "rm_rcu_call_data_free_per_cpu inside a read section");
     static uint32_t said;
-    say_once(&said, "rm_rcu_call_data_free_per_cpu inside a read section");
+    rm_misuse(&said, "rm_rcu_call_data_free_per_cpu inside a read section would wait for "
+                     "itself (returned EDEADLK)");
     return EDEADLK;
   }
   pthread_mutex_lock(&crd_lock);
@@ -1204,9 +1190,9 @@ RM_API void rm_rcu_get_stats(struct rm_rcu_stats *out) {
 RM_API void rm_rcu_call_before_fork(void) {
   if (rm_rcu_read_ongoing()) {
     /* A worker may be waiting for a grace period that waits for us. */
-    RM_ASSERT(false, "rm_rcu_call_before_fork inside a read section");
     static uint32_t said;
-    say_once(&said, "rm_rcu_call_before_fork inside a read section (workers not paused)");
+    rm_misuse(&said, "rm_rcu_call_before_fork inside a read section would wait for itself "
+                     "(workers not paused)");
     return;
   }
   pthread_mutex_lock(&crd_lock);

@@ -74,6 +74,8 @@
  */
 #define _GNU_SOURCE
 #include <readmostly/rlu.h>
+
+#include "misuse.h"
 #include <readmostly/fcp.h>
 
 #include <limits.h>
@@ -200,15 +202,7 @@ RM_API void (*rm_rlu_test_hook)(enum rm_rlu_hook point, rm_rlu_ctx *self);
       rm_atomic_store_relaxed(&(c)->st.field, (c)->st.field + 1);         \
   } while (0)
 
-/* ---- misuse (rlu.h, ERRORS) ---------------------------------------------- */
-/* A call out of place: an assertion in debug builds of the library; in
- * release builds one line on stderr (once per kind, *said) and the caller
- * carries on as `then` says. */
-static void misuse(uint32_t *said, const char *what, const char *then) {
-  RM_ASSERT(false, "%s", what);
-  if (!rm_atomic_xchg_acq_rel(said, 1u)) fprintf(stderr, "readmostly: %s (%s)\n", what, then);
-}
-
+/* ---- misuse (rlu.h, ERRORS; src/misuse.h) ---------------------------------- */
 RM_API void rm_rlu_null_ctx(const char *fn) {
   fprintf(stderr, "readmostly: %s: NULL context (rm_rlu_thread_register() gives each thread one)\n",
           fn);
@@ -532,14 +526,14 @@ RM_API void rm_rlu_thread_unregister(rm_rlu_ctx *c) {
     /* Twice: counted out twice, the registry's count went wrong (and
      * rm_rlu_init() said EBUSY for ever). */
     static uint32_t said;
-    misuse(&said, "rm_rlu_thread_unregister: context not registered", "ignored");
+    rm_misuse(&said, "rm_rlu_thread_unregister: context not registered (ignored)");
     return;
   }
   if (RM_UNLIKELY(rm_atomic_load_relaxed(&c->owner) != rm_thread_identity())) {
     /* Another thread's (a stale pointer to a context that was reused):
      * taking it away would leave that thread with a free context. */
     static uint32_t said;
-    misuse(&said, "rm_rlu_thread_unregister: context of another thread", "ignored");
+    rm_misuse(&said, "rm_rlu_thread_unregister: context of another thread (ignored)");
     return;
   }
   RM_ASSERT(!(c->h.run_cnt & 1), "rm_rlu_thread_unregister inside a section");
@@ -665,7 +659,7 @@ RM_API int rm_rlu_try_lock(rm_rlu_ctx *c, void **pobj) {
     /* Nothing is locked and the write flag stays clear (it used to be set
      * outside a section, and the next section entry tripped on it). */
     static uint32_t said;
-    misuse(&said, "rm_rlu_try_lock outside a section", "returns EPERM");
+    rm_misuse(&said, "rm_rlu_try_lock outside a section (returns EPERM)");
     return EPERM;
   }
   void *obj = rm_rlu_actual(*pobj);
@@ -753,7 +747,7 @@ RM_API int rm_rlu_try_writer_lock(rm_rlu_ctx *c) {
   if (RM_UNLIKELY(!(c->h.run_cnt & 1))) {
     /* Taken here, no section exit would release it. */
     static uint32_t said;
-    misuse(&said, "rm_rlu_try_writer_lock outside a section", "returns EPERM");
+    rm_misuse(&said, "rm_rlu_try_writer_lock outside a section (returns EPERM)");
     return EPERM;
   }
   if (c->holds_writer_lock) return 0;
@@ -1059,10 +1053,8 @@ RM_API void rm_rlu_sync_checkpoint(rm_rlu_ctx *c) {
 }
 
 RM_API void rm_rlu_unlock_misuse(void) {
-  RM_ASSERT(false, "rm_rlu_reader_unlock outside a section");
-  static int said;
-  if (!rm_atomic_xchg_acq_rel(&said, 1))
-    fprintf(stderr, "readmostly: rm_rlu_reader_unlock outside a section (ignored)\n");
+  static uint32_t said;
+  rm_misuse(&said, "rm_rlu_reader_unlock outside a section (ignored)");
 }
 
 /* The exit of a section that wrote (rm_rlu_reader_unlock, rlu.h, has
@@ -1098,7 +1090,7 @@ RM_API void rm_rlu_abort(rm_rlu_ctx *c) {
     /* As rm_rlu_reader_unlock outside a section: the counter would turn
      * odd, and every writer wait for this context for ever. */
     static uint32_t said;
-    misuse(&said, "rm_rlu_abort outside a section", "ignored");
+    rm_misuse(&said, "rm_rlu_abort outside a section (ignored)");
     return;
   }
   /* The section stays open (odd run counter) while its objects are
