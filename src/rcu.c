@@ -365,6 +365,7 @@ RM_API int rm_rcu_unregister_thread(void) {
     /* The thread's state first, then the record: never a moment in which
      * the thread would write into a record that is free again. */
     tls_reset(t);
+    RM_DEBUG_YIELD();
     e = rm_fcp_domain_leave(rm_rcu_domain()); /* releases the record: seen = MAX */
   }
   signals_restore(&old);
@@ -584,6 +585,9 @@ static void crd_wake(struct rm_rcu_call_data *c) {
 /* Wake the threads waiting on c's barrier state (crd_lock held, so that a
  * freer cannot free c before the wake-up is done). */
 static void bar_signal(struct rm_rcu_call_data *c) {
+  /* Ordering comes from crd_lock (the waiter reads bar_seq under it before
+   * it waits, and rereads the barrier fields under it after); the RMW makes
+   * the futex word change whatever the waiter's snapshot was. */
   rm_atomic_fetch_add_acq_rel(&c->bar_seq, 1u);
   rm_futex_wake(&c->bar_seq, INT32_MAX, false);
 }
@@ -651,6 +655,11 @@ static int run_batch(struct rm_rcu_call_data *c, bool worker) {
 
 /* rm_rcu_call_before_fork(): stop between batches until resumed. */
 static void worker_pause(struct rm_rcu_call_data *c) {
+  /* Release, pairing with rm_rcu_call_before_fork's acquire load: the last
+   * batch's work (queue, batch list, callbacks' stores) is done before the
+   * fork it lets go on.  Acquire on `pause`, pairing with the release that
+   * resumes us: we see what the resumer did before (nothing we rely on
+   * today; it costs nothing on x86). */
   rm_atomic_store_release(&c->paused, 1u);
   rm_futex_wake(&c->paused, INT32_MAX, false);
   while (rm_atomic_load_acquire(&c->pause)) rm_futex_wait(&c->pause, 1u, CLOCK_MONOTONIC, NULL, false);
@@ -1196,6 +1205,7 @@ RM_API void rm_rcu_call_before_fork(void) {
     return;
   }
   pthread_mutex_lock(&crd_lock);
+  /* Release: a barrier that sees the flag (acquire) sees who set it. */
   rm_atomic_store_relaxed(&fork_paused_by, (uint64_t)rm_thread_identity());
   rm_atomic_store_release(&fork_paused, 1u);
   for (struct rm_rcu_call_data *c = crd_all; c; c = c->next) {

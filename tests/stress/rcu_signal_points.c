@@ -12,8 +12,8 @@
  * section while offline, quiescent states, synchronize, call_rcu and
  * barrier, unregister and register.  Checks:
  *  - inside every section (the handlers' and the thread's), the thread's
- *    record is in flight and not offline, so a grace period would wait for
- *    it (readmostly/rcu.h, "Signal handlers");
+ *    record is its own (not given back), in flight and not offline, so a
+ *    grace period would wait for it (readmostly/rcu.h, "Signal handlers");
  *  - a handler leaves rm_rcu_read_ongoing() as it found it, and after each
  *    step of the walk the thread's state is what the step leaves (depth
  *    0, its own record, outside any section, online or offline);
@@ -32,6 +32,7 @@ static void check_protected(void) {
   struct rm_rcu_thread *t = &rm_rcu_tls;
   CHECK(rm_rcu_read_ongoing());
   CHECK(t->own != NULL);
+  CHECK(rm_atomic_load_relaxed(&t->own->in_use) == 1); /* not a record given back */
   CHECK(rm_atomic_load_relaxed(&t->own->passive) == (const void *)&rm_rcu_in_flight);
   CHECK(rm_atomic_load_relaxed(&t->own->seen) != RM_RCU_SEEN_OFFLINE);
 }
