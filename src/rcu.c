@@ -93,8 +93,10 @@ static void tls_reset(struct rm_rcu_thread *t) {
   free(n);
 }
 
-/* The nesting record: in no domain, "in flight" whenever the inline code
- * can see it, and its `seen` never a version (see rm_rcu_thread). */
+/* The nesting record: in no domain, "in flight" for good (nothing stores
+ * to it after this: inner sections change only `rec` and `depth`), and its
+ * `seen` RM_RCU_SEEN_NEST, which tells the inline unlock where it is (see
+ * rm_rcu_thread). */
 static bool nest_rec_ensure(struct rm_rcu_thread *t) {
   if (t->nest_rec) return true;
   struct rm_fcp_reader *n = (struct rm_fcp_reader *)aligned_alloc(RM_CACHE_SECTOR, sizeof *n);
@@ -241,10 +243,7 @@ RM_API RM_NOINLINE struct rm_fcp_reader *rm_rcu_read_lock_slowpath(void) {
             (void *)r, (void *)t->own);
   leave_offline(r);
   RM_DEBUG_YIELD();
-  t->depth++;
-  rm_compiler_barrier(); /* `depth` before `rec`, for signal handlers */
-  RM_DEBUG_YIELD();
-  t->rec = t->nest_rec;
+  t->rec = t->nest_rec; /* the first inner section (`depth` is 0) */
   return NULL;
 }
 
@@ -253,12 +252,6 @@ RM_API RM_NOINLINE struct rm_fcp_reader *rm_rcu_read_lock_slowpath(void) {
  *
  * On the stand-in (its `passive` was NULL after a misplaced unlock): get a
  * record and begin the section on it, as the inline code would have.
- *
- * On the nesting record: a signal handler interrupted an inner unlock of
- * its thread between U1 and the store that puts "in flight" back (see
- * rm_rcu_read_unlock).  The thread is inside its outermost section, so this
- * lock begins an inner one, on the nesting record, which R1 has just put
- * back in flight; the interrupted unlock then ends its own inner section.
  *
  * On the thread's record, offline (rm_rcu_thread_offline, or waiting in
  * synchronize or barrier: a section of the thread, or of a signal handler):
@@ -294,10 +287,9 @@ RM_API RM_NOINLINE void rm_rcu_read_lock_report(struct rm_fcp_reader *r, uint64_
     rm_compiler_barrier();
     g = rm_atomic_load_relaxed(&rm_rcu_dom.gate);
     if (g == rm_atomic_load_relaxed(&r->seen)) return;
-  } else if (RM_UNLIKELY(r == t->nest_rec)) {
-    t->depth++;
-    return;
   }
+  /* Never the nesting record: it is in flight for good, so a lock on it
+   * takes the inline nested branch. */
   RM_ASSERT(r == t->own, "read lock on record %p, not the thread's own %p", (void *)r,
             (void *)t->own);
   uint64_t s = rm_atomic_load_relaxed(&r->seen);
@@ -320,7 +312,7 @@ static void unlock_misuse(void) {
 
 /* The read unlock's slow path (U1 is stored): `seen` differed from v, on a
  * record that is not the nesting record (the inline code ends inner
- * sections itself).
+ * sections without storing to any record).
  *  - The thread's record: report v, exactly as rm_fcp_report() does (a
  *    release store; wake a synchronize parked on the record).  After a
  *    section begun offline (`seen` 0), put the record offline again
