@@ -34,8 +34,8 @@
  * flavors' callbacks wait for their own flavor's grace periods only.
  *
  * This is a template, not an operations table: every call into the flavor
- * is direct, and the memb flavor compiles to exactly what it did before
- * the qsbr flavor existed.
+ * is direct, and the memb flavor's paths are the ones it had before the
+ * qsbr flavor existed, plus the flavor tag checks.
  */
 
 /* A multi-producer, single-consumer intrusive queue with a stub node:

@@ -198,12 +198,17 @@ static void wait_record(struct rm_fcp_reader *r, uint64_t v) {
   while (!reported(r, v)) {
     rm_atomic_store_relaxed(&r->wake, 1u);
     rm_fence_store_load(); /* (W2) pairs with Q3 */
-    if (reported(r, v)) return;
+    if (reported(r, v)) break;
     STAT_ADD(parks, 1);
     /* Invariant 4: the owner's next change of `seen` finds wake == 1 and
      * wakes us; a wake-up (or a stale 0) returns at once. */
     rm_futex_wait(&r->wake, 1u, CLOCK_MONOTONIC, NULL, false);
   }
+  /* Take the flag down, so that the owner's next report makes no futex
+   * call for nobody.  Only grace periods (one at a time: gp_lock) set it
+   * on this domain's records, and ours is over with this record; a report
+   * that still sees 1 makes one useless wake-up, which is harmless. */
+  rm_atomic_store_relaxed(&r->wake, 0u);
 }
 
 /* One grace period; the caller holds gp_lock. */
