@@ -369,7 +369,7 @@ UA_EXPORT void urcu_memb_register_thread(void) {
   if (s.sym) {
     fprintf(stderr,
             "readmostly-urcu: %s, loaded after the program started, uses liburcu's inline "
-            "read side (%s): FCP-RCU cannot hand over to liburcu now; aborting\n",
+            "read side (%s): FCP-RCU cannot hand over to liburcu now, aborting\n",
             s.name, s.sym);
     abort();
   }
