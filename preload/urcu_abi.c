@@ -298,10 +298,26 @@ RM_INLINE bool ua_forward(void) {
   return m == UA_LIBURCU;
 }
 
+/* The two mutexes of this file are held across fork() (taken before,
+ * released in both processes after), so that a child never finds one held
+ * by a thread it does not have (a fork while another thread registers). */
+static pthread_mutex_t ua_nodes_lock = PTHREAD_MUTEX_INITIALIZER;
+static void ua_prepare(void) {
+  pthread_mutex_lock(&ua_scan_lock);
+  pthread_mutex_lock(&ua_nodes_lock);
+}
+static void ua_release(void) {
+  pthread_mutex_unlock(&ua_nodes_lock);
+  pthread_mutex_unlock(&ua_scan_lock);
+}
+
 /* Decide at load: the line about an inlining object comes first, and a
  * program whose constructors use RCU finds the choice made (if they run
  * before this one, their first call makes it). */
-__attribute__((constructor)) static void ua_ctor(void) { (void)ua_forward(); }
+__attribute__((constructor)) static void ua_ctor(void) {
+  pthread_atfork(ua_prepare, ua_release, ua_release);
+  (void)ua_forward();
+}
 
 /* ---- statistics ---------------------------------------------------------------- */
 
@@ -525,8 +541,7 @@ struct ua_atfork_node {
   struct ua_atfork *user;
   struct ua_atfork_node *next;
 };
-static pthread_mutex_t ua_nodes_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct ua_atfork_node *ua_nodes;
+static struct ua_atfork_node *ua_nodes; /* under ua_nodes_lock */
 
 static void ua_before(void *p) {
   struct ua_atfork *u = (struct ua_atfork *)p;
@@ -553,10 +568,6 @@ UA_EXPORT void urcu_memb_register_rculfhash_atfork(struct ua_atfork *u) {
   n->a.after_fork_child = ua_child;
   n->a.priv = u;
   n->user = u;
-  /* The list is only searched by unregistration, never in a fork handler:
-   * a fork while another thread holds the mutex leaves the child with a
-   * held mutex only if the child then registers or unregisters, which
-   * liburcu's hash table does not do in a child. */
   pthread_mutex_lock(&ua_nodes_lock);
   n->next = ua_nodes;
   ua_nodes = n;
