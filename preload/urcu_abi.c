@@ -650,7 +650,7 @@ UA_EXPORT void *rcu_dereference_sym(void *p) {
   /* The caller loaded p (liburcu's macro passes the pointer's value); an
    * acquire fence orders that load before every later one of the caller,
    * and costs only a compiler barrier on x86. */
-  __atomic_thread_fence(__ATOMIC_ACQUIRE);
+  rm_fence_acquire();
   return p;
 }
 /* Release: the object's initialisation before the pointer's publication
