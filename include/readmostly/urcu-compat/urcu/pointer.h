@@ -90,7 +90,7 @@
 #endif
 #ifndef cmm_smp_mb
 /* A full fence, as liburcu's cmm_smp_mb (mfence on x86). */
-#define cmm_smp_mb() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#define cmm_smp_mb() rm_fence_store_load()
 #endif
 #endif /* !READMOSTLY_URCU_HAVE_LIBURCU */
 
@@ -124,7 +124,7 @@ extern "C" {
  * that load before every later load through the pointer (a load followed
  * by an acquire fence acts as an acquire load). */
 static inline void *rcu_dereference_sym(void *p) {
-  __atomic_thread_fence(__ATOMIC_ACQUIRE);
+  rm_fence_acquire();
   return p;
 }
 /* Release, as rcu_set_pointer; returns v, as liburcu's. */
