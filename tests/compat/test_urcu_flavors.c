@@ -36,6 +36,7 @@
 #include <urcu/pointer.h>
 
 #include "test.h"
+#include <sched.h>
 
 int prefixed_only_check(void); /* urcu_prefixed_only.c */
 
@@ -48,6 +49,7 @@ struct node {
 
 static CDS_LIST_HEAD(head);
 static int stop;
+static int started; /* readers that have run a section */
 static int freed;
 
 static void free_node(struct rcu_head *h) {
@@ -68,7 +70,7 @@ static void *reader(void *arg) {
     struct node *n;
     cds_list_for_each_entry_rcu(n, &head, list) CHECK_EQ(n->alive, 1);
     urcu_bp_read_unlock();
-    sections++;
+    if (sections++ == 0) __atomic_fetch_add(&started, 1, __ATOMIC_RELEASE);
   }
   CHECK(sections > 0);
   return NULL;
@@ -130,6 +132,8 @@ int main(void) {
   /* More readers than cores. */
   pthread_t t[3];
   for (int i = 0; i < 3; i++) CHECK_EQ(pthread_create(&t[i], NULL, reader, NULL), 0);
+  /* Retire while every reader is running sections. */
+  while (__atomic_load_n(&started, __ATOMIC_ACQUIRE) < 3) sched_yield();
   for (int i = 0; i < 400; i++) replace(i % 4, 100 + i);
   __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
   for (int i = 0; i < 3; i++) CHECK_EQ(pthread_join(t[i], NULL), 0);
