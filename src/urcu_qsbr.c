@@ -25,6 +25,13 @@ RM_API void rm_urcu_qsbr_register_thread(void) {
 
 RM_API void rm_urcu_qsbr_unregister_thread(void) { (void)rm_rcu_qsbr_unregister_thread(); }
 
+/* Registered and online: the thread's record reports versions (an offline
+ * or unregistered thread's holds RM_RCU_SEEN_OFFLINE).  Relaxed: only the
+ * thread itself changes it. */
+RM_API int rm_urcu_qsbr_online(void) {
+  return rm_atomic_load_relaxed(&rm_rcu_qsbr_tls.rec->seen) != RM_RCU_SEEN_OFFLINE;
+}
+
 /* Inside a read section: EDEADLK, with the library's message (liburcu
  * would wait for ever). */
 RM_API void rm_urcu_qsbr_synchronize_rcu(void) { (void)rm_rcu_qsbr_synchronize(); }
@@ -47,7 +54,7 @@ RM_API void rm_urcu_qsbr_unregister_rculfhash_atfork(struct urcu_atfork *u) {
 
 static void flavor_read_lock(void) { rm_rcu_qsbr_read_lock(); }
 static void flavor_read_unlock(void) { rm_rcu_qsbr_read_unlock(); }
-static int flavor_read_ongoing(void) { return rm_rcu_qsbr_read_ongoing() ? 1 : 0; }
+static int flavor_read_ongoing(void) { return rm_urcu_qsbr_online(); }
 static void flavor_quiescent_state(void) { rm_rcu_qsbr_quiescent_state(); }
 static void flavor_thread_offline(void) { rm_rcu_qsbr_thread_offline(); }
 static void flavor_thread_online(void) { rm_rcu_qsbr_thread_online(); }

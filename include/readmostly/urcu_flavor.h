@@ -67,7 +67,13 @@ extern RM_API const struct rcu_flavor_struct rm_urcu_flavor;
 #define RM_URCU_NAME(f, n) RM_URCU_NAME_(f, n)
 #define RM_URCU_NAME_(f, n) urcu_##f##_##n
 
-/* The functions every flavor has.  create_call_rcu_data's flags and CPU
+/* urcu_<f>_read_ongoing and its underscore twin, over `fn`.  Each flavor
+ * header says what it answers. */
+#define RM_URCU_DEFINE_READ_ONGOING(f, fn)                                                     \
+  static inline int urcu_##f##_read_ongoing(void) { return fn() ? 1 : 0; }                    \
+  static inline int _urcu_##f##_read_ongoing(void) { return fn() ? 1 : 0; }
+
+/* The other functions every flavor has.  create_call_rcu_data's flags and CPU
  * are accepted and ignored; set_cpu_call_rcu_data and
  * create_all_cpu_call_rcu_data return liburcu's values (0, or a negative
  * error code with errno set to it); the defer queue is the call_rcu
@@ -78,10 +84,8 @@ extern RM_API const struct rcu_flavor_struct rm_urcu_flavor;
 #define RM_URCU_DEFINE_FLAVOR(f, B, W)                                                         \
   static inline void urcu_##f##_read_lock(void) { B##_read_lock(); }                          \
   static inline void urcu_##f##_read_unlock(void) { B##_read_unlock(); }                      \
-  static inline int urcu_##f##_read_ongoing(void) { return B##_read_ongoing() ? 1 : 0; }      \
   static inline void _urcu_##f##_read_lock(void) { B##_read_lock(); }                         \
   static inline void _urcu_##f##_read_unlock(void) { B##_read_unlock(); }                     \
-  static inline int _urcu_##f##_read_ongoing(void) { return B##_read_ongoing() ? 1 : 0; }     \
   static inline void urcu_##f##_quiescent_state(void) { B##_quiescent_state(); }              \
   static inline void _urcu_##f##_quiescent_state(void) { B##_quiescent_state(); }             \
   static inline void urcu_##f##_thread_offline(void) { B##_thread_offline(); }                \

@@ -206,7 +206,9 @@ int main(void) {
   urcu_qsbr_quiescent_state();
   struct node *q = (struct node *)calloc(1, sizeof *q);
   q->alive = 1;
+  CHECK(urcu_qsbr_read_ongoing()); /* liburcu's qsbr answer: online */
   urcu_qsbr_thread_offline();
+  CHECK(!urcu_qsbr_read_ongoing());
   urcu_qsbr_synchronize_rcu();
   urcu_qsbr_thread_online();
   urcu_qsbr_call_rcu(&q->rcu_head, free_node);

@@ -55,6 +55,8 @@ extern "C" {
 #endif
 
 RM_URCU_DEFINE_FLAVOR(bp, rm_rcu, rm_urcu)
+/* Inside a read section (of any of the four flavors: one domain). */
+RM_URCU_DEFINE_READ_ONGOING(bp, rm_rcu_read_ongoing)
 static inline void urcu_bp_unregister_thread(void) {}
 static inline void urcu_bp_init(void) {}
 static inline void urcu_bp_register(void) { rm_urcu_register_thread(); }

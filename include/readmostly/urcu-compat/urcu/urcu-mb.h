@@ -59,6 +59,8 @@ extern "C" {
 #endif
 
 RM_URCU_DEFINE_FLAVOR(mb, rm_rcu, rm_urcu)
+/* Inside a read section (of any of the four flavors: one domain). */
+RM_URCU_DEFINE_READ_ONGOING(mb, rm_rcu_read_ongoing)
 static inline void urcu_mb_unregister_thread(void) { rm_urcu_unregister_thread(); }
 static inline void urcu_mb_init(void) { rm_urcu_init(); }
 #define urcu_mb_flavor rm_urcu_flavor

@@ -57,6 +57,8 @@ extern "C" {
 #endif
 
 RM_URCU_DEFINE_FLAVOR(memb, rm_rcu, rm_urcu)
+/* Inside a read section (of any of the four flavors: one domain). */
+RM_URCU_DEFINE_READ_ONGOING(memb, rm_rcu_read_ongoing)
 static inline void urcu_memb_unregister_thread(void) { rm_urcu_unregister_thread(); }
 static inline void urcu_memb_init(void) { rm_urcu_init(); }
 #define urcu_memb_flavor rm_urcu_flavor

@@ -26,6 +26,8 @@
  *   defines URCU_API_MAP first, so the flavor-less names name these
  *   (unless another flavor's header mapped them first); urcu_memb_* and
  *   urcu_qsbr_* may be used side by side in one file.
+ *   urcu_qsbr_read_ongoing() is liburcu's: nonzero while the thread is
+ *   registered and online (inside a section or not).
  *
  * RETURN VALUES
  *   As liburcu's (see <urcu/urcu-memb.h>).
@@ -56,6 +58,7 @@ extern "C" {
 /* The out-of-line part (src/urcu_qsbr.c). */
 RM_API void rm_urcu_qsbr_register_thread(void); /* aborts with a message on ENOMEM */
 RM_API void rm_urcu_qsbr_unregister_thread(void);
+RM_API int rm_urcu_qsbr_online(void); /* registered and online */
 RM_API void rm_urcu_qsbr_synchronize_rcu(void); /* inside a section: a message */
 RM_API void rm_urcu_qsbr_barrier(void);
 RM_API void rm_urcu_qsbr_defer_rcu(void (*fct)(void *p), void *p);
@@ -65,6 +68,10 @@ RM_API void rm_urcu_qsbr_unregister_rculfhash_atfork(struct urcu_atfork *atfork)
 extern RM_API const struct rcu_flavor_struct rm_urcu_qsbr_flavor;
 
 RM_URCU_DEFINE_FLAVOR(qsbr, rm_rcu_qsbr, rm_urcu_qsbr)
+/* liburcu's answer for qsbr, in every build: the thread is registered and
+ * online (rm_rcu_qsbr_read_ongoing answers "inside a section" in debug
+ * builds, which liburcu's own test_urcu_qsbr contradicts). */
+RM_URCU_DEFINE_READ_ONGOING(qsbr, rm_urcu_qsbr_online)
 static inline void urcu_qsbr_unregister_thread(void) { rm_urcu_qsbr_unregister_thread(); }
 static inline void urcu_qsbr_init(void) {}
 #define urcu_qsbr_flavor rm_urcu_qsbr_flavor

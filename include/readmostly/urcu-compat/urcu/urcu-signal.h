@@ -59,6 +59,8 @@ extern "C" {
 #endif
 
 RM_URCU_DEFINE_FLAVOR(signal, rm_rcu, rm_urcu)
+/* Inside a read section (of any of the four flavors: one domain). */
+RM_URCU_DEFINE_READ_ONGOING(signal, rm_rcu_read_ongoing)
 static inline void urcu_signal_unregister_thread(void) { rm_urcu_unregister_thread(); }
 static inline void urcu_signal_init(void) { rm_urcu_init(); }
 #define urcu_signal_flavor rm_urcu_flavor
