@@ -23,7 +23,10 @@ RM_API void rm_urcu_qsbr_register_thread(void) {
   }
 }
 
-RM_API void rm_urcu_qsbr_unregister_thread(void) { (void)rm_rcu_qsbr_unregister_thread(); }
+RM_API void rm_urcu_qsbr_unregister_thread(void) {
+  if (rm_rcu_qsbr_unregister_thread() != 0)
+    fprintf(stderr, "readmostly: urcu_qsbr_unregister_thread inside a read section (ignored)\n");
+}
 
 /* Registered and online: the thread's record reports versions (an offline
  * or unregistered thread's holds RM_RCU_SEEN_OFFLINE).  Relaxed: only the
