@@ -24,8 +24,8 @@
 # (include/readmostly/rcu_qsbr.h).  Each test runs DURATION seconds
 # (default 2) in both builds; the script prints one line per run and exits
 # 1 if a program fails with readmostly (or fails to build, or an example's
-# output differs) while it passes with liburcu.  About 3 minutes with
-# DURATION=1.
+# output differs) while it passes with liburcu.  About 13 minutes with
+# DURATION=1 on 2 cores shared with other builds.
 #   DURATION=2  WORK=build-urcu-suite
 set -euo pipefail
 cd "$(dirname "$0")/.."
