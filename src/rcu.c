@@ -421,15 +421,8 @@ int rm_rcu_synchronize_as(const char *name) {
   }
   pthread_once(&dom_once, dom_init);
   STAT_ADD(sync_calls, 1);
-  /* The snapshot is an RMW (adding 0), not a load: every RMW of gp_seq
-   * reads the latest value, so the grace period we end up relying on,
-   * whose start (an RMW) comes after ours in gp_seq's order, reads from
-   * the release sequence our RMW belongs to: our updates, made before this
-   * call, happen before its version bump and so before every section that
-   * sees that version.  seq_cst also places us before that start in the
-   * single total order, so a section that began before our call is one
-   * that grace period waits for. */
-  uint64_t s = (rm_atomic_fetch_add_seq_cst(&gp_seq, (uint64_t)0) + 3) & ~(uint64_t)1;
+  /* The snapshot: an RMW, see rcu_internal.h. */
+  uint64_t s = rm_rcu_gp_snapshot(&gp_seq);
   /* While we wait, this thread is in no section and begins none (but in a
    * signal handler): say so, so that the grace period we wait for does not
    * wait for us (a record that never reports costs a membarrier).  A
@@ -439,18 +432,8 @@ int rm_rcu_synchronize_as(const char *name) {
   struct rm_fcp_reader *r = t->own && !is_offline(t->own) ? t->own : NULL;
   if (r) go_offline(r);
   RM_DEBUG_YIELD();
-  bool ran = false;
-  if ((int64_t)(rm_atomic_load_acquire(&gp_seq) - s) < 0) {
-    pthread_mutex_lock(&gp_lock);
-    /* Under the lock gp_seq is even, and s is at most gp_seq + 2: one
-     * grace period at most (and none when another caller's covered us). */
-    while ((int64_t)(rm_atomic_load_acquire(&gp_seq) - s) < 0) {
-      run_grace_period();
-      ran = true;
-    }
-    pthread_mutex_unlock(&gp_lock);
-  }
-  if (!ran) STAT_ADD(sync_shared, 1);
+  /* One grace period at most, none when another caller's covered us. */
+  if (!rm_rcu_gp_wait(&gp_seq, &gp_lock, s, run_grace_period)) STAT_ADD(sync_shared, 1);
   if (r) come_online(r);
   return 0;
 }

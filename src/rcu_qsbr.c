@@ -50,6 +50,7 @@
  */
 #define _GNU_SOURCE
 #include "misuse.h"
+#include "rcu_internal.h"
 #include <readmostly/rcu_qsbr.h>
 
 #include <errno.h>
@@ -237,23 +238,14 @@ int rm_rcu_qsbr_synchronize_as(const char *name) {
   pthread_once(&dom_once, dom_init);
   STAT_ADD(sync_calls, 1);
   /* The snapshot: the end of a grace period that begins after this RMW
-   * (rcu.c, rm_rcu_synchronize_as, explains the RMW and the arithmetic). */
-  uint64_t s = (rm_atomic_fetch_add_seq_cst(&gp_seq, (uint64_t)0) + 3) & ~(uint64_t)1;
+   * (rcu_internal.h explains the RMW and the arithmetic). */
+  uint64_t s = rm_rcu_gp_snapshot(&gp_seq);
   /* An online caller is offline while it waits (it would wait for itself:
    * it announces nothing meanwhile), and online again after. */
   struct rm_fcp_reader *r = rm_rcu_qsbr_tls.rec;
   bool was_online = is_online(r);
   if (was_online) go_offline(r);
-  bool ran = false;
-  if ((int64_t)(rm_atomic_load_acquire(&gp_seq) - s) < 0) {
-    pthread_mutex_lock(&gp_lock);
-    while ((int64_t)(rm_atomic_load_acquire(&gp_seq) - s) < 0) {
-      run_grace_period();
-      ran = true;
-    }
-    pthread_mutex_unlock(&gp_lock);
-  }
-  if (!ran) STAT_ADD(sync_shared, 1);
+  if (!rm_rcu_gp_wait(&gp_seq, &gp_lock, s, run_grace_period)) STAT_ADD(sync_shared, 1);
   if (was_online) come_online(r);
   return 0;
 }
