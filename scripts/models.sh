@@ -34,6 +34,22 @@ runs=(
   "fcp~lost_trusts|fcp.pml|-DFAIL -DMUTANT_lost_trusts|fail|a failed membarrier trusted as if it had run"
   "fcp~by_threads_trusts|fcp.pml|-DFAIL -DMUTANT_by_threads_trusts|fail|barrier_by_threads without a report or barrier moment per thread"
   "fcp~switch_no_barrier|fcp.pml|-DSWITCH -DRITER=1 -DMUTANT_switch_no_barrier|fail|writers trust their fence before readers that skipped theirs are flushed"
+  "rcu|rcu.pml||pass|"
+  "rcu.nest|rcu.pml|-DNEST|pass|"
+  "rcu.sig|rcu.pml|-DSIG|pass|"
+  "rcu.signest|rcu.pml|-DSIGNEST|pass|"
+  "rcu.offline|rcu.pml|-DOFFLINE|pass|"
+  "rcu.offline_sig|rcu.pml|-DSIG -DOFFLINE -DR1ITER=0|pass|"
+  "rcu.claim|rcu.pml|-DCLAIM|pass|"
+  "rcu.fencemode|rcu.pml|-DFENCEMODE|pass|"
+  "rcu.switch|rcu.pml|-DSWITCH -DR1ITER=0|pass|"
+  "rcu.2sync|rcu.pml|-DNU=2 -DR1ITER=0|pass|"
+  "rcu~offline_plain|rcu.pml|-DOFFLINE -DMUTANT_offline_plain|fail|a report without a fence from the offline value"
+  "rcu~sig_inner_unlock|rcu.pml|-DSIGNEST -DR1ITER=0 -DMUTANT_sig_inner_unlock|fail|a signal inside an inner unlock leaves the outermost section open"
+  "rcu~claim_no_fence|rcu.pml|-DCLAIM -DMUTANT_claim_no_fence|fail|a grace period trusts a record not yet claimed"
+  "rcu~no_gate|rcu.pml|-DFENCEMODE -DMUTANT_no_gate|fail|the fence-free entry without the gate skips the fence in fence mode"
+  "rcu~gp_round_down|rcu.pml|-DNU=2 -DR1ITER=0 -DMUTANT_gp_round_down|fail|a caller shares a grace period that began before its update"
+  "rcu~switch_gate_open|rcu.pml|-DSWITCH -DR1ITER=0 -DMUTANT_switch_gate_open|fail|a reader skips its fence after the switch to fence mode"
 )
 [ -f models/runs.list ] && while IFS= read -r l; do
   case $l in ''|'#'*) ;; *) runs+=("$l") ;; esac
