@@ -79,7 +79,7 @@ for r in "${runs[@]}"; do
   elif [ "$errors" != 0 ]; then
     result=FAIL
     note=$(grep -m1 -E 'assertion violated|invalid end state|acceptance cycle' "$d/pan.out" | sed 's/^pan:[0-9]*: *//' || true)
-  elif grep -q 'max search depth too small\|out of memory' "$d/pan.out"; then
+  elif grep -q 'max search depth too small\|out of memory\|MEMLIM\|Search not completed' "$d/pan.out"; then
     result=INCOMPLETE
   else result=pass
   fi
