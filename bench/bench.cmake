@@ -33,11 +33,11 @@ if(RM_URCU_INCLUDE AND RM_URCU_MEMB_LIB)
 else()
   message(STATUS "readmostly-bench: liburcu-dev not found; urcu-memb left out")
 endif()
-# The RCU experiments' peers: liburcu's memb, mb, signal and qsbr flavours,
+# The RCU experiments' peers: liburcu's memb, mb, signal, qsbr and bp flavours,
 # each compiled in when its library is found (their prefixed names coexist
 # in one program); a flavour not found is listed as absent and skipped.
 if(RM_URCU_INCLUDE)
-  foreach(flavor memb mb signal qsbr)
+  foreach(flavor memb mb signal qsbr bp)
     string(TOUPPER ${flavor} FLAVOR)
     find_library(RM_URCU_${FLAVOR}_LIBRARY urcu-${flavor})
     if(RM_URCU_${FLAVOR}_LIBRARY)

@@ -108,6 +108,30 @@ AI double rr_pair_body(uint64_t iters, double secs, v_fn rl, v_fn ru, v_fn qs) {
   return (double)(t1 - t0) / (double)n;
 }
 
+/* rcu_read's nested pair: the same blocks of empty sections, each inside
+ * one outer section of its own flavour (a library called from inside its
+ * caller's section), so every pair measured is an inner one. */
+AI double rr_nested_body(uint64_t iters, double secs, v_fn rl, v_fn ru, v_fn qs) {
+  uint64_t n = 0, t0 = rm_now_ns(), t1;
+  uint64_t blocks = iters ? iters / 4096 : UINT64_MAX;
+  uint64_t end = iters ? UINT64_MAX : t0 + (uint64_t)(secs * 1e9);
+  for (uint64_t b = 0; b < blocks; b++) {
+    rl();
+    for (int i = 0; i < 4096; i++) {
+      rl();
+      SECTION_BODY();
+      ru();
+    }
+    ru();
+    qs();
+    n += 4096;
+    t1 = rm_now_ns();
+    if (t1 >= end) break;
+  }
+  t1 = rm_now_ns();
+  return n ? (double)(t1 - t0) / (double)n : 0.0;
+}
+
 /* A busy reader with empty sections (rcu_read, grace_period). */
 AI void *rr_reader_body(struct tctx *c, v_fn rl, v_fn ru, v_fn qs, v_fn reg, v_fn unreg) {
   uint64_t n = 0;
@@ -251,6 +275,7 @@ AI void *batch_writer_body(struct tctx *c, v_fn sync) {
 /* ---- instantiation ------------------------------------------------------------ */
 struct rcu_fns {
   double (*pair)(uint64_t, double);
+  double (*nested)(uint64_t, double);
   bench_thread_fn reader, deref_reader, sleepy, idle, caller, writer;
   void (*reg)(void);
   void (*unreg)(void);
@@ -259,6 +284,9 @@ struct rcu_fns {
 #define RCU_INSTANTIATE(ID, NAME, FL, ENV)                                                  \
   static double ID##_pair(uint64_t it, double s) {                                          \
     return rr_pair_body(it, s, ID##_read_lock, ID##_read_unlock, ID##_quiescent);           \
+  }                                                                                         \
+  static double ID##_nested(uint64_t it, double s) {                                        \
+    return rr_nested_body(it, s, ID##_read_lock, ID##_read_unlock, ID##_quiescent);         \
   }                                                                                         \
   static void *ID##_reader(void *a) {                                                       \
     return rr_reader_body((struct tctx *)a, ID##_read_lock, ID##_read_unlock, ID##_quiescent, \
@@ -283,7 +311,7 @@ struct rcu_fns {
 RCU_FLAVORS(RCU_INSTANTIATE)
 
 #define RCU_ENTRY(ID, NAME, FL, ENV)                                                         \
-  {ID##_pair, ID##_reader, ID##_deref_reader, ID##_sleepy, ID##_idle, ID##_caller, ID##_writer, \
+  {ID##_pair, ID##_nested, ID##_reader, ID##_deref_reader, ID##_sleepy, ID##_idle, ID##_caller, ID##_writer, \
    ID##_register, ID##_unregister},
 static const struct rcu_fns rcu_fns[] = {RCU_FLAVORS(RCU_ENTRY)};
 
@@ -319,7 +347,10 @@ static void check_mode(size_t idx) {
 /* ---- experiments ------------------------------------------------------------------ */
 static void exp_rcu_read(const struct bench_exp *e) {
   (void)e;
-  for (int rep = 1; rep <= O.reps; rep++)
+  /* nested=1: inner pairs only (with --iterations, counting instructions
+   * sees one kind of pair per run); 0: outermost pairs only; 2: both. */
+  uint64_t nested = bench_param_uint("nested");
+  for (int rep = 1; rep <= O.reps && nested != 1; rep++)
     for (int i = 0; i < O.nimpl; i++) {
       size_t k = O.impl[i].idx;
       check_mode(k);
@@ -327,6 +358,15 @@ static void exp_rcu_read(const struct bench_exp *e) {
       double ns = rcu_fns[k].pair(O.iterations, O.duration);
       rcu_fns[k].unreg();
       emit(O.impl[i].name, 1, "", rep, "ns_per_read_pair", ns, "ns");
+    }
+  /* Inner pairs, inside an outer section of the same flavour. */
+  for (int rep = 1; rep <= O.reps && nested != 0; rep++)
+    for (int i = 0; i < O.nimpl; i++) {
+      size_t k = O.impl[i].idx;
+      rcu_fns[k].reg();
+      double ns = rcu_fns[k].nested(O.iterations, O.duration);
+      rcu_fns[k].unreg();
+      emit(O.impl[i].name, 1, "", rep, "ns_per_nested_pair", ns, "ns");
     }
   if (O.iterations) return; /* counting instructions: the pairs only */
   for (int ti = 0; ti < O.nthreads; ti++) {
@@ -482,6 +522,10 @@ static const struct bench_param p_grace_period[] = {
     {"idle", BENCH_P_UINTS, "0", 0, 32, NULL, "registered threads gone idle (offline)"},
     {"callers", BENCH_P_UINTS, "1", 1, 16, NULL, "threads calling synchronize back to back"},
     BENCH_PARAM_END};
+static const struct bench_param p_rcu_read[] = {
+    {"nested", BENCH_P_UINT, "2", 0, 2, NULL,
+     "0: outermost pairs, 1: inner pairs (inside an outer section), 2: both"},
+    BENCH_PARAM_END};
 static const struct bench_param p_rcu_batch[] = {
     {"batch", BENCH_P_UINTS, "1,10,100,1000,10000", 1, 1000000, NULL,
      "updates per grace period"},
@@ -490,7 +534,7 @@ static const struct bench_param p_rcu_batch[] = {
 #define FLAVORS {&bench_rcu_flavors, NULL}
 static const struct bench_exp rcu_exps[] = {
     {"rcu_read", "RCU read_lock+read_unlock: ns per pair (1 thread), ops/s of T readers", FLAVORS, 0,
-     NULL, NULL, true, exp_rcu_read, 0},
+     NULL, p_rcu_read, true, exp_rcu_read, 0},
     {"grace_period", "synchronize latency (p50, p99, max) with busy, sleepy, idle readers and "
                      "concurrent callers",
      FLAVORS, 0, NULL, p_grace_period, false, exp_grace_period, 0},

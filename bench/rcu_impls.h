@@ -25,7 +25,8 @@
  * and read shared data the same way.
  *
  * The peers are liburcu's flavours from Debian's liburcu-dev (0.13): their
- * prefixed names (urcu_memb_*, urcu_mb_*, urcu_signal_*, urcu_qsbr_*)
+ * prefixed names (urcu_memb_*, urcu_mb_*, urcu_signal_*, urcu_qsbr_*,
+ * urcu_bp_*)
  * coexist in one program; each is compiled in when bench.cmake found its
  * library (RM_BENCH_HAVE_URCU_<FLAVOR>), and listed as absent otherwise
  * (the experiments skip it with a note).  Ours (readmostly/rcu.h) is
@@ -37,7 +38,8 @@
 #include "harness.h"
 
 #if defined(RM_BENCH_HAVE_URCU_MEMB) || defined(RM_BENCH_HAVE_URCU_MB) || \
-    defined(RM_BENCH_HAVE_URCU_SIGNAL) || defined(RM_BENCH_HAVE_URCU_QSBR)
+    defined(RM_BENCH_HAVE_URCU_SIGNAL) || defined(RM_BENCH_HAVE_URCU_QSBR) || \
+    defined(RM_BENCH_HAVE_URCU_BP)
 #ifndef _LGPL_SOURCE
 #define _LGPL_SOURCE 1 /* liburcu's inline read side, as its users build it */
 #endif
@@ -112,6 +114,18 @@ RCU_ABSENT_FLAVOR(rcu_qsbr)
 #define RCU_QSBR_FLAGS RCU_ABSENT
 #endif
 
+/* bp: "bulletproof", threads register on their first read lock; readers
+ * fence (membarrier when the kernel has it: liburcu 0.13's bp uses a
+ * full barrier in the read lock unless membarrier is available). */
+#ifdef RM_BENCH_HAVE_URCU_BP
+#include <urcu/urcu-bp.h>
+RCU_URCU_FLAVOR(rcu_bp, urcu_bp)
+#define RCU_BP_FLAGS 0u
+#else
+RCU_ABSENT_FLAVOR(rcu_bp)
+#define RCU_BP_FLAGS RCU_ABSENT
+#endif
+
 /* Ours: FCP-RCU.  Readers need no quiescent states (every outermost unlock
  * reports); "rcu-fence" is the same code in a process started with
  * READMOSTLY_NO_MEMBARRIER=1. */
@@ -139,6 +153,32 @@ static inline void rcu_rm_online(void) { rm_rcu_thread_online(); }
 RCU_ABSENT_FLAVOR(rcu_rm)
 #define RCU_RM_FLAGS RCU_ABSENT
 #endif
+/* Ours: the QSBR flavor (readmostly/rcu_qsbr.h): sections are compiler
+ * barriers, readers announce quiescent states. */
+#if defined(__has_include)
+#if __has_include(<readmostly/rcu_qsbr.h>)
+#define RM_BENCH_HAVE_RM_RCU_QSBR 1
+#endif
+#endif
+#ifdef RM_BENCH_HAVE_RM_RCU_QSBR
+#include <readmostly/rcu_qsbr.h>
+AI void rcu_rmq_read_lock(void) { rm_rcu_qsbr_read_lock(); }
+AI void rcu_rmq_read_unlock(void) { rm_rcu_qsbr_read_unlock(); }
+AI void rcu_rmq_quiescent(void) { rm_rcu_qsbr_quiescent_state(); }
+static inline void rcu_rmq_synchronize(void) {
+  if (rm_rcu_qsbr_synchronize() != 0) abort();
+}
+static inline void rcu_rmq_register(void) {
+  if (rm_rcu_qsbr_register_thread() != 0) abort();
+}
+static inline void rcu_rmq_unregister(void) { (void)rm_rcu_qsbr_unregister_thread(); }
+static inline void rcu_rmq_offline(void) { rm_rcu_qsbr_thread_offline(); }
+static inline void rcu_rmq_online(void) { rm_rcu_qsbr_thread_online(); }
+#define RCU_RMQ_FLAGS 0u
+#else
+RCU_ABSENT_FLAVOR(rcu_rmq)
+#define RCU_RMQ_FLAGS RCU_ABSENT
+#endif
 #define rcu_rmf_read_lock rcu_rm_read_lock
 #define rcu_rmf_read_unlock rcu_rm_read_unlock
 #define rcu_rmf_quiescent rcu_rm_quiescent
@@ -152,9 +192,11 @@ RCU_ABSENT_FLAVOR(rcu_rm)
 #define RCU_FLAVORS(X)                                                   \
   X(rcu_rm, "rcu", RCU_RM_FLAGS, NULL)                                   \
   X(rcu_rmf, "rcu-fence", RCU_RM_FLAGS, "READMOSTLY_NO_MEMBARRIER=1")    \
+  X(rcu_rmq, "rcu-qsbr", RCU_RMQ_FLAGS, NULL)                            \
   X(rcu_memb, "urcu-memb", RCU_MEMB_FLAGS, NULL)                         \
   X(rcu_mb, "urcu-mb", RCU_MB_FLAGS, NULL)                               \
   X(rcu_signal, "urcu-signal", RCU_SIGNAL_FLAGS, NULL)                   \
-  X(rcu_qsbr, "urcu-qsbr", RCU_QSBR_FLAGS, NULL)
+  X(rcu_qsbr, "urcu-qsbr", RCU_QSBR_FLAGS, NULL)                         \
+  X(rcu_bp, "urcu-bp", RCU_BP_FLAGS, NULL)
 
 #endif

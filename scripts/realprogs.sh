@@ -20,7 +20,10 @@
 #   --quick       short runs, 1 rep (QUICK=1 does the same)
 #   --render DIR  only rewrite DIR's realprogs.md from the CSV files in it
 #   PRELOAD=path/to/libreadmostly-preload.so  (default: build it in build/)
-#   REPS=7  THREADS="1 2 4"  CALLGRIND=0|1
+#   REPS=7  THREADS="1 2 4"  CALLGRIND=0|1  KNOT=0 (skip Knot DNS)
+# Then Knot DNS on stock liburcu against libreadmostly-urcu.so
+# (scripts/knot-urcu.sh, its own rounds: knot.csv, knot.md, knot-stats.txt),
+# shown at the end of realprogs.md.
 set -euo pipefail
 # The whole script is read before it runs (the braces close at its end), so
 # editing or updating it during a run cannot change what the run does.
@@ -266,6 +269,22 @@ if [ "$CALLGRIND" = 1 ]; then
   done
 fi
 
+
+# Knot DNS on stock liburcu against libreadmostly-urcu.so (scripts/knot-urcu.sh:
+# its own rounds and sizes; --quick passed on).  A failing run fails this
+# script; a Knot that cannot be installed is skipped with a message.
+if [ "${KNOT:-1}" = 1 ]; then
+  upl=$(dirname "$PRELOAD")/libreadmostly-urcu.so
+  [ -f "$upl" ] || upl=""
+  if ! command -v knotd >/dev/null || ! command -v dnsperf >/dev/null || ! command -v kdig >/dev/null; then
+    { as_root apt-get update -qq && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq knot knot-dnsutils dnsperf >/dev/null; } ||
+      echo "realprogs: could not install knot, knot-dnsutils, dnsperf: Knot skipped"
+  fi
+  if command -v knotd >/dev/null && command -v dnsperf >/dev/null && command -v kdig >/dev/null; then
+    env -u REPS -u DUR OUT="$OUT" QUICK="$QUICK" URCU_PRELOAD="$upl" scripts/knot-urcu.sh ||
+      { echo "realprogs: FAILED: the Knot DNS step (scripts/knot-urcu.sh)" >&2; exit 1; }
+  fi
+fi
 fi
 
 # ---- the table -----------------------------------------------------------
@@ -361,6 +380,10 @@ EOF
   echo '```'
   cat "$STATS"
   echo '```'
+  if [ -f "$OUT/knot.csv" ]; then
+    [ -n "$RENDER" ] && scripts/knot-urcu.sh --render "$OUT" >/dev/null
+    [ -f "$OUT/knot.md" ] && { echo; sed 's/^## /### /' "$OUT/knot.md"; }
+  fi
 } > "$MD"
 echo "realprogs: wrote $MD"
 grep -E '\| (PASS|MISS|n/a) \|$' "$MD" || true

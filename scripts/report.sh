@@ -8,6 +8,7 @@
 #   instructions.csv callgrind instructions per lock+unlock pair
 #   *.png            one plot per figure, shaped like the paper's
 #   realprogs.*      db_bench and kccachetest, stock vs libreadmostly-preload.so
+#   knot.*           Knot DNS, stock liburcu vs libreadmostly-urcu.so (in realprogs.md)
 #   kyoto.*          Kyoto Cabinet's CacheDB stock, preloaded and on RLU
 #                    (scripts/kyoto-rlu.sh; builds Kyoto from Debian's source)
 #   run.txt          mode, times and what the quiet-machine checks saw
@@ -260,7 +261,7 @@ if [ -z "$RENDER" ]; then
     LINK=0
   fi
   mkdir -p "$OUT"
-  rm -f "$OUT"/*.csv "$OUT"/*.png "$OUT"/*.dat "$OUT"/*.txt "$OUT"/REPORT.md "$OUT"/realprogs.md
+  rm -f "$OUT"/*.csv "$OUT"/*.png "$OUT"/*.dat "$OUT"/*.txt "$OUT"/REPORT.md "$OUT"/realprogs.md "$OUT"/knot.md
   echo "report: writing $OUT$([ "$LINK" = 1 ] && echo " (results/runs/latest will link to it when it is complete)")"
   { echo "mode: $([ "$QUICK" = 1 ] && echo quick || echo full)"
     echo "started: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"; } > "$OUT/run.txt"

@@ -3,9 +3,12 @@
  * the flavor object, and wrappers whose signatures differ from rm_rcu_'s.
  */
 #define _GNU_SOURCE
+/* The library's build never depends on liburcu-dev's headers. */
+#define READMOSTLY_URCU_NO_LIBURCU 1
 #include <readmostly/urcu.h>
 
 #include "rcu_internal.h"
+#include "urcu_internal.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -44,6 +47,7 @@ RM_API void rm_urcu_init(void) { (void)rm_rcu_domain(); }
 struct atfork_node {
   struct rm_rcu_atfork a;
   struct urcu_atfork *user;
+  void (*unregister)(struct rm_rcu_atfork *a); /* the flavor's */
   struct atfork_node *next;
 };
 static pthread_mutex_t nodes_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -70,7 +74,8 @@ static void child(void *p) {
   if (u->after_fork_child) u->after_fork_child(u->priv);
 }
 
-RM_API void rm_urcu_register_rculfhash_atfork(struct urcu_atfork *u) {
+void rm_urcu_atfork_add(struct urcu_atfork *u, void (*reg)(struct rm_rcu_atfork *a),
+                       void (*unreg)(struct rm_rcu_atfork *a)) {
   struct atfork_node *n = (struct atfork_node *)calloc(1, sizeof *n);
   if (!n) {
     fprintf(stderr, "readmostly: cannot register a fork handler (out of memory)\n");
@@ -81,16 +86,17 @@ RM_API void rm_urcu_register_rculfhash_atfork(struct urcu_atfork *u) {
   n->a.after_fork_child = child;
   n->a.priv = u;
   n->user = u;
+  n->unregister = unreg;
   pthread_once(&nodes_once, nodes_init);
   pthread_mutex_lock(&nodes_lock);
   RM_DEBUG_PAUSE("urcu.atfork.nodes"); /* a fork() here: the child's lock is free */
   n->next = nodes;
   nodes = n;
   pthread_mutex_unlock(&nodes_lock);
-  rm_rcu_register_atfork(&n->a);
+  reg(&n->a);
 }
 
-RM_API void rm_urcu_unregister_rculfhash_atfork(struct urcu_atfork *u) {
+void rm_urcu_atfork_remove(struct urcu_atfork *u) {
   pthread_mutex_lock(&nodes_lock);
   struct atfork_node *n = NULL;
   for (struct atfork_node **pp = &nodes; *pp; pp = &(*pp)->next)
@@ -101,9 +107,15 @@ RM_API void rm_urcu_unregister_rculfhash_atfork(struct urcu_atfork *u) {
     }
   pthread_mutex_unlock(&nodes_lock);
   if (!n) return;
-  rm_rcu_unregister_atfork(&n->a);
+  n->unregister(&n->a);
   free(n);
 }
+
+RM_API void rm_urcu_register_rculfhash_atfork(struct urcu_atfork *u) {
+  rm_urcu_atfork_add(u, rm_rcu_register_atfork, rm_rcu_unregister_atfork);
+}
+
+RM_API void rm_urcu_unregister_rculfhash_atfork(struct urcu_atfork *u) { rm_urcu_atfork_remove(u); }
 
 static void flavor_read_lock(void) { rm_rcu_read_lock(); }
 static void flavor_read_unlock(void) { rm_rcu_read_unlock(); }

@@ -145,5 +145,104 @@ while IFS=$'\t' read -r name line _; do
   done
 done <"$work/manifest"
 
+# ---- 5. liburcu's API: the compat directory ---------------------------------
+# A liburcu program with two flavors in one file (the memb flavor's
+# flavor-less names and bp's prefixed ones; qsbr's too when the library has
+# that flavor; liburcu's list when liburcu-dev is installed), through
+# `pkg-config --cflags --libs readmostly-urcu` and readmostly::urcu /
+# readmostly::urcu_static.
+urcu=$work/urcu
+mkdir -p "$urcu"
+cat >"$urcu/two_flavors.c" <<'PROG'
+#include <urcu.h>
+#include <urcu/urcu-bp.h>
+#if __has_include(<readmostly/rcu_qsbr.h>)
+#include <urcu/urcu-qsbr.h>
+#define HAVE_QSBR 1
+#endif
+#if __has_include(<urcu/rculist.h>)
+#include <urcu/rculist.h>
+#endif
+#include <stdio.h>
+#include <stdlib.h>
+
+struct obj {
+  int v;
+  struct rcu_head rcu_head;
+};
+static struct obj *gp;
+static int freed;
+static void free_obj(struct rcu_head *h) {
+  free(caa_container_of(h, struct obj, rcu_head));
+  freed++;
+}
+
+int main(void) {
+  rcu_register_thread();
+  struct obj *o = calloc(1, sizeof *o);
+  o->v = 1;
+  rcu_assign_pointer(gp, o);
+  urcu_bp_read_lock();
+  int v = rcu_dereference(gp)->v;
+  urcu_bp_read_unlock();
+  struct obj *n = calloc(1, sizeof *n);
+  n->v = 2;
+  struct obj *old = rcu_xchg_pointer(&gp, n);
+  synchronize_rcu();
+  free(old);
+  urcu_bp_call_rcu(&n->rcu_head, free_obj);
+  rcu_barrier();
+#ifdef HAVE_QSBR
+  urcu_qsbr_register_thread();
+  urcu_qsbr_read_lock();
+  urcu_qsbr_read_unlock();
+  urcu_qsbr_quiescent_state();
+  urcu_qsbr_unregister_thread();
+#endif
+#if __has_include(<urcu/rculist.h>)
+  struct item { int k; struct cds_list_head node; } it = {3, {NULL, NULL}};
+  CDS_LIST_HEAD(list);
+  cds_list_add_rcu(&it.node, &list);
+  rcu_read_lock();
+  struct item *p;
+  int seen = 0;
+  cds_list_for_each_entry_rcu(p, &list, node) seen += p->k;
+  rcu_read_unlock();
+  cds_list_del_rcu(&it.node); /* CMM_STORE_SHARED, from liburcu's urcu/system.h */
+  synchronize_rcu();
+  if (seen != 3) return 1;
+#endif
+  rcu_unregister_thread();
+  if (v != 1 || freed != 1) return 1;
+  printf("two flavors: ok\n");
+  return 0;
+}
+PROG
+(cd "$urcu" && $cc two_flavors.c -o two_flavors $(pkg-config --cflags --libs readmostly-urcu) \
+   -Wall -Wextra -Werror) >"$urcu/build.log" 2>&1 ||
+  { cat "$urcu/build.log" >&2; fail "the liburcu program does not build with pkg-config readmostly-urcu"; }
+(cd "$urcu" && LD_LIBRARY_PATH=$libdir timeout 120 ./two_flavors) >"$urcu/run.log" 2>&1 ||
+  { cat "$urcu/run.log" >&2; fail "the liburcu program (pkg-config build) failed"; }
+mkdir -p "$urcu/cmake"
+cat >"$urcu/cmake/CMakeLists.txt" <<CM
+cmake_minimum_required(VERSION 3.25)
+project(urcu_program C)
+find_package(readmostly REQUIRED)
+add_executable(two_flavors $urcu/two_flavors.c)
+target_link_libraries(two_flavors PRIVATE readmostly::urcu)
+add_executable(two_flavors_static $urcu/two_flavors.c)
+target_link_libraries(two_flavors_static PRIVATE readmostly::urcu_static)
+target_compile_options(two_flavors PRIVATE -Wall -Wextra -Werror)
+target_compile_options(two_flavors_static PRIVATE -Wall -Wextra -Werror)
+CM
+"$cmake" -S "$urcu/cmake" -B "$urcu/cmake/build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_COMPILER="$cc" \
+  >"$urcu/cmake.log" 2>&1 && "$cmake" --build "$urcu/cmake/build" >>"$urcu/cmake.log" 2>&1 ||
+  { cat "$urcu/cmake.log" >&2; fail "the liburcu program does not build with readmostly::urcu"; }
+for v in two_flavors two_flavors_static; do
+  timeout 120 "$urcu/cmake/build/$v" >"$urcu/$v.cmake-run.log" 2>&1 ||
+    { cat "$urcu/$v.cmake-run.log" >&2; fail "the liburcu program ($v, find_package build) failed"; }
+done
+
 echo "install test: $n README programs built and run through pkg-config and find_package" \
-     "(shared and static) against an installed copy moved to $prefix"
+     "(shared and static) against an installed copy moved to $prefix; a two-flavor liburcu" \
+     "program through readmostly-urcu.pc, readmostly::urcu and readmostly::urcu_static"

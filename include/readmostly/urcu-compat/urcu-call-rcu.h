@@ -1,0 +1,2 @@
+/* <urcu-call-rcu.h> (readmostly's liburcu compat directory): <urcu/call-rcu.h>. */
+#include "urcu/call-rcu.h"
