@@ -31,9 +31,12 @@
  *  offline_plain     leaving the offline state is a plain store of 0, not
  *                    an exchange (leave_offline): a report without a
  *                    fence from the offline value
- *  sig_inner_unlock  the inner unlock points `rec` back before it
- *                    decrements `depth` (rm_rcu_read_unlock): a signal
- *                    landing inside an inner unlock
+ *  nest_u1_first     the unlock stores NULL into the passive of the record
+ *                    it works on (U1) before it tests `seen` for the
+ *                    nesting record, and an inner unlock puts "in flight"
+ *                    back after its step of `rec` or `depth`
+ *                    (rm_rcu_read_unlock): a handler's lock in between
+ *                    takes the outermost path on the nesting record
  *  claim_no_fence    the claim reports without the fence after it
  *                    (rm_fcp_self_slowpath): a grace period that trusts a
  *                    record not yet claimed
@@ -91,10 +94,10 @@
 #else
 #define M_offline_plain 0
 #endif
-#ifdef MUTANT_sig_inner_unlock
-#define M_sig_inner_unlock 1
+#ifdef MUTANT_nest_u1_first
+#define M_nest_u1_first 1
 #else
-#define M_sig_inner_unlock 0
+#define M_nest_u1_first 0
 #endif
 #ifdef MUTANT_no_gate
 #define M_no_gate 1
@@ -106,13 +109,21 @@
 
 byte rec[NR];       /* rm_rcu_tls.rec (thread-local) */
 byte depth[NR];     /* rm_rcu_tls.depth (thread-local) */
-byte np[NR];        /* the nesting record's passive (only its thread reads it) */
+byte np[NR];        /* the nesting record's passive: "in flight" for good (only
+                     * its thread reads or writes the nesting record) */
+byte ns[NR];        /* the nesting record's seen: SNEST (rm_rcu_read_lock_report
+                     * would store a version there if a lock ever took the
+                     * outermost path on it) */
 bool freed[2 + NU]; /* ghost: object freed */
 byte sigs;          /* signals left to deliver to reader 0 */
 byte done;
 
 #define PASSIVE(t, r) ((r) == OWN -> SEEN(t, P(t)) : np[t])
-#define SEENOF(t, r) ((r) == OWN -> SEEN(t, S(t)) : SNEST)
+#define SEENOF(t, r) ((r) == OWN -> SEEN(t, S(t)) : ns[t])
+#define SETSEEN(t, r, x) if :: (r) == OWN -> ST(t, S(t), x) :: else -> ns[t] = x fi
+#define SETPASSIVE(t, r, x) if :: (r) == OWN -> ST(t, P(t), x) :: else -> np[t] = x fi
+/* The nesting state: depth > 0 only while rec is the nesting record. */
+#define NEST_INV(t) assert(depth[t] == 0 || rec[t] == NESTR)
 
 /* leave_offline: xchg(seen, 0), a full barrier on x86 */
 #define LEAVE_OFFLINE(t, x) \
@@ -137,37 +148,43 @@ byte done;
   fi; \
   m = 0; g = 0
 
-/* rm_rcu_read_lock_report, after R1 */
+/* rm_rcu_read_lock_report, after R1 (no branch for the nesting record:
+ * a lock on it takes the inline nested branch, since it stays in flight;
+ * were it ever to get here, the report would store a version into its
+ * seen, as the C code does in a build without RM_ASSERT) */
 #define LOCK_REPORT(t, SP, r, s, g, v, m) \
+  s = SEENOF(t, r); SP; \
   if \
-  :: r == NESTR -> depth[t]++ \
+  :: s == OFF -> LEAVE_OFFLINE(t, v) \
   :: else -> \
-     LD(t, S(t), s); SP; \
+     if :: (g & CLOSED) != 0 -> FENCE(t); SP :: else fi; \
      if \
-     :: s == OFF -> LEAVE_OFFLINE(t, v) \
+     :: s == 0 -> skip \
      :: else -> \
-        if :: (g & CLOSED) != 0 -> FENCE(t); SP :: else fi; \
-        if \
-        :: s == 0 -> skip \
-        :: else -> \
-           LD(t, VER, v); SP; \
-           if :: s != v -> ST(t, S(t), v); SP :: else fi; \
-           if :: (g & CLOSED) == 0 && g < v -> GATE_OPEN(t, m, v, g) :: else fi \
-        fi \
+        LD(t, VER, v); SP; \
+        if :: s != v -> SETSEEN(t, r, v); SP :: else fi; \
+        if :: (g & CLOSED) == 0 && g < v -> GATE_OPEN(t, m, v, g) :: else fi \
      fi \
   fi
 
-/* rm_rcu_read_lock (and rm_rcu_read_lock_slowpath) */
+/* rm_rcu_read_lock (and rm_rcu_read_lock_slowpath): in flight, seen below
+ * SNEST (a version, or 0): the first inner section; SNEST: a deeper one;
+ * OFF: the slow path leaves the offline state, then the first inner
+ * section.  Not in flight: the outermost section. */
 #define RLOCK(t, SP, r, p, s, g, v, m) \
+  NEST_INV(t); \
   r = rec[t]; SP; \
   p = PASSIVE(t, r); SP; \
   if \
-  :: p != 0 && SEENOF(t, r) != OFF -> \
-     depth[t]++; SP; rec[t] = NESTR \
-  :: p != 0 && SEENOF(t, r) == OFF -> \
-     LEAVE_OFFLINE(t, v); SP; depth[t]++; SP; rec[t] = NESTR \
+  :: p != 0 -> \
+     s = SEENOF(t, r); SP; \
+     if \
+     :: s < SNEST -> rec[t] = NESTR \
+     :: s == SNEST -> depth[t]++ \
+     :: s == OFF -> LEAVE_OFFLINE(t, v); SP; rec[t] = NESTR \
+     fi \
   :: p == 0 -> \
-     if :: r == OWN -> ST(t, P(t), INF) :: else -> np[t] = INF fi; SP; \
+     SETPASSIVE(t, r, INF); SP; \
      if \
      :: M_no_gate -> LD(t, VER, g) \
      :: else -> LD(t, GATE, g) \
@@ -179,32 +196,35 @@ byte done;
   fi; \
   r = 0; p = 0; s = 0; g = 0; v = 0
 
-/* rm_rcu_read_unlock (and rm_rcu_read_unlock_report) */
+/* rm_rcu_read_unlock (and rm_rcu_read_unlock_report): seen first; on the
+ * nesting record, only rec or depth; otherwise U1, the version, and the
+ * slow path when they differ (on the nesting record: the misuse report,
+ * nothing stored) */
 #define RUNLOCK(t, SP, r, s, v) \
+  NEST_INV(t); \
   r = rec[t]; SP; \
-  if :: r == OWN -> ST(t, P(t), 0) :: else -> np[t] = 0 fi; SP; \
-  LD(t, VER, v); SP; \
+  if :: M_nest_u1_first -> SETPASSIVE(t, r, 0); SP :: else fi; \
+  s = SEENOF(t, r); SP; \
   if \
-  :: SEENOF(t, r) != v -> \
+  :: s == SNEST -> \
      if \
-     :: r == NESTR -> \
-        np[t] = INF; SP; \
-        if \
-        :: M_sig_inner_unlock -> \
-           if :: depth[t] == 1 -> rec[t] = OWN :: else fi; SP; depth[t]-- \
-        :: else -> \
-           depth[t]--; s = depth[t]; SP; \
-           if :: s == 0 -> rec[t] = OWN :: else fi \
-        fi \
-     :: else -> \
+     :: depth[t] == 0 -> SP; rec[t] = OWN \
+     :: else -> SP; depth[t]-- \
+     fi; \
+     if :: M_nest_u1_first -> SP; np[t] = INF :: else fi \
+  :: else -> \
+     if :: M_nest_u1_first :: else -> SETPASSIVE(t, r, 0); SP fi; \
+     LD(t, VER, v); SP; \
+     if \
+     :: s != v && r == OWN -> \
         LD(t, S(t), s); \
         if \
         :: s == 0 -> ST(t, S(t), OFF) \
         :: s != 0 && s != OFF -> ST(t, S(t), v) \
         :: else \
         fi \
+     :: else \
      fi \
-  :: else \
   fi; \
   r = 0; s = 0; v = 0
 
@@ -377,6 +397,8 @@ init {
   mem[GATE] = 1;
 #endif
   mem[PTR] = 1;
+  np[0] = INF; np[1] = INF;             /* nest_rec_ensure */
+  ns[0] = SNEST; ns[1] = SNEST;
   mem[S(0)] = 1;
   mem[S(1)] = 1;
 #ifdef CLAIM

@@ -47,7 +47,7 @@ runs=(
   "rcu.switch|rcu.pml|-DSWITCH -DR1ITER=0|pass|"
   "rcu.2sync|rcu.pml|-DNU=2 -DR1ITER=0|pass|"
   "rcu~offline_plain|rcu.pml|-DOFFLINE -DMUTANT_offline_plain|fail|a report without a fence from the offline value|assert"
-  "rcu~sig_inner_unlock|rcu.pml|-DSIGNEST -DR1ITER=0 -DMUTANT_sig_inner_unlock|fail|a signal inside an inner unlock leaves the outermost section open|end"
+  "rcu~nest_u1_first|rcu.pml|-DSIGNEST -DR1ITER=0 -DMUTANT_nest_u1_first|fail|a handler's lock inside an inner unlock takes the outermost path on the nesting record: the thread's record stays in flight|end"
   "rcu~claim_no_fence|rcu.pml|-DCLAIM -DMUTANT_claim_no_fence|fail|a grace period trusts a record not yet claimed|assert"
   "rcu~no_gate|rcu.pml|-DFENCEMODE -DMUTANT_no_gate|fail|the fence-free entry without the gate skips the fence in fence mode|assert"
   "rcu~gp_round_down|rcu.pml|-DNU=2 -DR1ITER=0 -DMUTANT_gp_round_down|fail|a caller shares a grace period that began before its update|assert"
