@@ -1,6 +1,7 @@
 /*
  * fcp.c - the FCP consensus core: domains, per-thread reader records, the
  * writer's consensus (readmostly/fcp.h; design and ordering in docs/fcp.md).
+ * Model: models/fcp.pml (x86-TSO, membarrier; docs/models.md).
  *
  * Invariants:
  *  1. A record's `passive`, `seen` and `nest` are written only by the thread

@@ -1,6 +1,7 @@
 /*
  * rcu.c - FCP-RCU: registration, grace periods, call_rcu workers
  * (readmostly/rcu.h; design and ordering in docs/rcu.md).
+ * Model: models/rcu.pml (x86-TSO, membarrier; docs/models.md).
  *
  * Invariants:
  *  1. The RCU domain's records hold nothing but &rm_rcu_in_flight, and only

@@ -1,6 +1,7 @@
 /*
  * readmostly/fcp.h - the FCP consensus core: fence-free readers, version
  * consensus, writers that wait only for stragglers.
+ * Model of the ordering below: models/fcp.pml (docs/models.md).
  *
  * SYNOPSIS
  *   #include <readmostly/fcp.h>

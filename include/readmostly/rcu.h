@@ -1,5 +1,6 @@
 /*
  * readmostly/rcu.h - FCP-RCU: read-copy update on the FCP consensus core.
+ * Model of the read side's ordering: models/rcu.pml (docs/models.md).
  *
  * SYNOPSIS
  *   #include <readmostly/rcu.h>

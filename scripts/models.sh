@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Check the protocol models in models/ with spin: every model must pass
+# (no assertion violated, no invalid end state, the whole state space
+# explored) and every mutant must fail.  One line per run: the result, the
+# states stored, the time.  Exits 1 if a model fails or a mutant passes.
+#
+#   scripts/models.sh              # everything
+#   scripts/models.sh fcp          # only the runs whose name starts with fcp
+#   KEEP=dir scripts/models.sh     # keep the work directory (pan.c, trails)
+#
+# Installs spin (a Debian package) when it is missing.  docs/models.md
+# describes the models, their abstractions and how to add one.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! command -v spin >/dev/null; then
+  export DEBIAN_FRONTEND=noninteractive
+  { apt-get update -qq && apt-get install -y -qq spin; } >/dev/null
+fi
+CC=${CC:-cc}
+filter=${1:-}
+work=${KEEP:-$(mktemp -d)}
+mkdir -p "$work"
+[ -n "${KEEP:-}" ] || trap 'rm -rf "$work"' EXIT
+
+# name | model file | spin -D flags | expect: pass (a model) or fail (a mutant) | why it must fail
+# | how (mutants): assert (an assertion of the model is violated) or end (an
+# invalid end state: a thread blocked for ever)
+runs=(
+  "fcp|fcp.pml||pass|"
+  "fcp.fail|fcp.pml|-DFAIL|pass|"
+  "fcp.switch|fcp.pml|-DSWITCH -DRITER=1|pass|"
+  "fcp.2writers|fcp.pml|-DNW=2 -DRITER=1|pass|"
+  "fcp~no_membarrier|fcp.pml|-DMUTANT_no_membarrier|fail|a straggler's R1 still in its store buffer|assert"
+  "fcp~bump_first|fcp.pml|-DMUTANT_bump_first|fail|a report of the new version before the writer word is visible|assert"
+  "fcp~report_inside|fcp.pml|-DMUTANT_report_inside|fail|a report made inside the section counts the reader as done|assert"
+  "fcp~lost_trusts|fcp.pml|-DFAIL -DMUTANT_lost_trusts|fail|a failed membarrier trusted as if it had run|assert"
+  "fcp~by_threads_trusts|fcp.pml|-DFAIL -DMUTANT_by_threads_trusts|fail|barrier_by_threads without a report or barrier moment per thread|assert"
+  "fcp~switch_no_barrier|fcp.pml|-DSWITCH -DRITER=1 -DMUTANT_switch_no_barrier|fail|writers trust their fence before readers that skipped theirs are flushed|assert"
+  "rcu|rcu.pml||pass|"
+  "rcu.nest|rcu.pml|-DNEST|pass|"
+  "rcu.sig|rcu.pml|-DSIG|pass|"
+  "rcu.signest|rcu.pml|-DSIGNEST|pass|"
+  "rcu.offline|rcu.pml|-DOFFLINE|pass|"
+  "rcu.offline_sig|rcu.pml|-DSIG -DOFFLINE -DR1ITER=0|pass|"
+  "rcu.claim|rcu.pml|-DCLAIM|pass|"
+  "rcu.fencemode|rcu.pml|-DFENCEMODE|pass|"
+  "rcu.switch|rcu.pml|-DSWITCH -DR1ITER=0|pass|"
+  "rcu.2sync|rcu.pml|-DNU=2 -DR1ITER=0|pass|"
+  "rcu~offline_plain|rcu.pml|-DOFFLINE -DMUTANT_offline_plain|fail|a report without a fence from the offline value|assert"
+  "rcu~nest_u1_first|rcu.pml|-DSIGNEST -DR1ITER=0 -DMUTANT_nest_u1_first|fail|a handler's lock inside an inner unlock takes the outermost path on the nesting record: the thread's record stays in flight|end"
+  "rcu~claim_no_fence|rcu.pml|-DCLAIM -DMUTANT_claim_no_fence|fail|a grace period trusts a record not yet claimed|assert"
+  "rcu~no_gate|rcu.pml|-DFENCEMODE -DMUTANT_no_gate|fail|the fence-free entry without the gate skips the fence in fence mode|assert"
+  "rcu~gp_round_down|rcu.pml|-DNU=2 -DR1ITER=0 -DMUTANT_gp_round_down|fail|a caller shares a grace period that began before its update|assert"
+  "rcu~switch_gate_open|rcu.pml|-DSWITCH -DR1ITER=0 -DMUTANT_switch_gate_open|fail|a reader skips its fence after the switch to fence mode|assert"
+)
+[ -f models/runs.list ] && while IFS= read -r l; do
+  case $l in ''|'#'*) ;; *) runs+=("$l") ;; esac
+done < models/runs.list
+
+bad=0
+start=$SECONDS
+printf '%-32s %-6s %-10s %12s %8s  %s\n' run expect result states seconds note
+for r in "${runs[@]}"; do
+  IFS='|' read -r name file flags expect why how <<<"$r"
+  case $name in "$filter"*) ;; *) continue ;; esac
+  d="$work/$name"
+  rm -rf "$d"; mkdir -p "$d"
+  cp models/*.pml "$d/"
+  t0=$SECONDS
+  # shellcheck disable=SC2086
+  if ! (cd "$d" && spin -a $flags "$file" >spin.out 2>&1 &&
+        $CC -w -O1 -DSAFETY -DCOLLAPSE -DMEMLIM=4096 -o pan pan.c >cc.out 2>&1); then
+    printf '%-32s %-6s %-10s %12s %8s  %s\n' "$name" "$expect" BUILD-ERR - - "see $d/spin.out"
+    bad=1; continue
+  fi
+  (cd "$d" && ./pan -m100000 >pan.out 2>&1) || true
+  errors=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' "$d/pan.out" | head -1)
+  states=$(sed -n 's/^ *\([0-9e.+]*\) states, stored.*/\1/p' "$d/pan.out" | head -1)
+  note=""
+  if [ -z "$errors" ]; then result=NO-RESULT
+  elif [ "$errors" != 0 ]; then
+    result=FAIL
+    note=$(grep -m1 -E 'assertion violated|invalid end state|acceptance cycle' "$d/pan.out" | sed 's/^pan:[0-9]*: *//' || true)
+  elif grep -q 'max search depth too small\|out of memory\|MEMLIM\|Search not completed' "$d/pan.out"; then
+    result=INCOMPLETE
+  else result=pass
+  fi
+  ok=0
+  if [ "$expect" = pass ] && [ "$result" = pass ]; then ok=1; fi
+  if [ "$expect" = fail ] && [ "$result" = FAIL ]; then
+    case $how:$note in
+      assert:*'assertion violated'* | end:*'invalid end state'*) ok=1; note="rejected ($why): $note" ;;
+      *) note="rejected for another reason than $how: $note" ;;
+    esac
+  fi
+  [ $ok = 1 ] || { bad=1; note="UNEXPECTED ${note}"; }
+  printf '%-32s %-6s %-10s %12s %8s  %s\n' "$name" "$expect" "$result" "${states:--}" "$((SECONDS - t0))" "$note"
+done
+echo "models: $((SECONDS - start)) s in all"
+if [ $bad != 0 ]; then echo "models: FAILED (a model failed or a mutant passed)"; exit 1; fi
+echo "models: ok"
