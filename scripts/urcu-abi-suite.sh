@@ -28,18 +28,11 @@ DURATION=${DURATION:-2}
 WORK=${WORK:-$ROOT/build-urcu-abi}
 MIRROR=${MIRROR:-http://deb.debian.org/debian/pool/main}
 
-need=()
-command -v cmake >/dev/null || need+=(cmake)
-command -v cc >/dev/null || need+=(gcc)
-command -v curl >/dev/null || need+=(curl)
-command -v bzip2 >/dev/null || need+=(bzip2)
-[ -f /usr/include/x86_64-linux-gnu/urcu/arch.h ] || [ -f /usr/include/urcu/arch.h ] || need+=(liburcu-dev)
-if [ ${#need[@]} -gt 0 ]; then
-  if [ "$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"
-  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"; fi
-fi
+NAME=urcu-abi-suite
+# shellcheck source=scripts/urcu-source.sh
+. scripts/urcu-source.sh
+urcu_source_prepare
 
-mkdir -p "$WORK"
 if [ -z "${URCU_PRELOAD:-}" ]; then
   cmake -S . -B "$WORK/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREADMOSTLY_BUILD_BENCH=OFF >/dev/null
   cmake --build "$WORK/build" -j"$(nproc)" --target readmostly-urcu >/dev/null
@@ -47,15 +40,7 @@ if [ -z "${URCU_PRELOAD:-}" ]; then
 fi
 [ -f "$URCU_PRELOAD" ] || { echo "urcu-abi-suite: $URCU_PRELOAD not found" >&2; exit 1; }
 
-tarball=$WORK/liburcu_0.13.2.orig.tar.bz2
-sum=1213fd9f1b0b74da7de2bb74335b76098db9738fec5d3cdc07c0c524f34fc032
-if [ ! -f "$tarball" ] || ! echo "$sum  $tarball" | sha256sum -c --quiet - 2>/dev/null; then
-  curl -fsSL -o "$tarball" "$MIRROR/libu/liburcu/liburcu_0.13.2.orig.tar.bz2"
-  echo "$sum  $tarball" | sha256sum -c --quiet - || { echo "urcu-abi-suite: checksum mismatch" >&2; exit 1; }
-fi
-rm -rf "$WORK/userspace-rcu-0.13.2"
-tar xjf "$tarball" -C "$WORK"
-T=$WORK/userspace-rcu-0.13.2/tests
+T=$URCU_SRC/tests
 BIN=$WORK/bin
 mkdir -p "$BIN"
 # urcutorture.c without its "#define _LGPL_SOURCE" (the only change).
