@@ -221,7 +221,7 @@ extern "C" {
  * after that step's section did its work (the section is aborted), and
  * k = that count at the root's section. */
 #ifndef RM_RLU_RHASH_INJECT
-#define RM_RLU_RHASH_INJECT(k) false
+#define RM_RLU_RHASH_INJECT(k) ((void)(k), false) /* k used: quiet under -Wextra */
 #endif
 
 /* Resize sections between two updates of the root's progress hint (see
