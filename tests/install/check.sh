@@ -251,6 +251,6 @@ for v in two_flavors two_flavors_static; do
     { cat "$urcu/$v.cmake-run.log" >&2; fail "the liburcu program ($v, find_package build) failed"; }
 done
 
-echo "install test: $n README programs built and run through pkg-config and find_package" \
+echo "install test: $n programs of ${example_files[*]} built and run through pkg-config and find_package" \
      "(shared and static) against an installed copy moved to $prefix; a two-flavor liburcu" \
      "program through readmostly-urcu.pc, readmostly::urcu and readmostly::urcu_static"
