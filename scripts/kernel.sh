@@ -11,7 +11,7 @@
 # Environment: WORK (default build-kernel/: packages' files, the build, the
 # initramfs, the serial log, kernel.csv), TORTURE_MS and BENCH_MS (override
 # the durations), TIMEOUT (seconds before the VM is killed; default from
-# the plan), ACCEL (kvm or tcg; default: kvm when /dev/kvm opens, and tcg
+# the plan), MUTANT (see below), ACCEL (kvm or tcg; default: kvm when /dev/kvm opens, and tcg
 # when the KVM boot does not reach init).
 #
 # Writes $WORK/kernel.csv (experiment,impl,threads,param,rep,metric,value,
@@ -84,7 +84,11 @@ rm -rf "$work/src"
 mkdir -p "$work/src"
 cp -r kernel/. "$work/src/"
 t0=$(date +%s)
-nice make -s -j2 -C "$kdir" M="$work/src" modules >"$work/build.log" 2>&1 ||
+# MUTANT=no_wait builds a synchronize that does not wait (rm_rlu.c): the
+# torture must then fail (a check of the check, run by hand).
+kcflags=""
+[ -n "${MUTANT:-}" ] && kcflags="-DRM_RLU_MUTANT_$(tr a-z A-Z <<<"$MUTANT")"
+nice make -s -j2 -C "$kdir" M="$work/src" KCFLAGS="$kcflags" modules >"$work/build.log" 2>&1 ||
   { cat "$work/build.log" >&2; die "module build failed"; }
 if grep -q 'warning:' "$work/build.log"; then
   grep 'warning:' "$work/build.log" >&2

@@ -624,6 +624,11 @@ static void synchronize(struct rm_rlu_ctx *self, u64 wc)
 		r = smp_load_acquire(&o->h.run_cnt);
 		if (!(r & 1) || reported(o, wc))
 			continue;
+#ifdef RM_RLU_MUTANT_NO_WAIT
+		/* A broken synchronize, for scripts/kernel.sh MUTANT=no_wait:
+		 * the torture must catch it. */
+		continue;
+#endif
 		STAT(self, sync_waits);
 		for (;;) {
 			backoff(&b);

@@ -134,27 +134,7 @@ long kb_run_threads(unsigned int n, int (*fn)(void *arg, unsigned int i), void *
 	return ms;
 }
 
-/* ---- the sets ------------------------------------------------------------ */
-struct kb_set;
-struct kb_set_ops {
-	const char *name;
-	int (*create)(struct kb_set *s);
-	void (*destroy)(struct kb_set *s);
-	void *(*thread_init)(struct kb_set *s);
-	void (*thread_fini)(struct kb_set *s, void *th);
-	bool (*contains)(struct kb_set *s, void *th, long key);
-	int (*add)(struct kb_set *s, void *th, long key);    /* 1, 0, -ENOMEM */
-	int (*remove)(struct kb_set *s, void *th, long key); /* 1, 0, -ENOMEM */
-	long (*check)(struct kb_set *s);                     /* size, or -1: unsorted */
-};
-
-struct kb_set {
-	const struct kb_set_ops *ops;
-	unsigned int nb;
-	void *buckets;
-	bool coarse;
-};
-
+/* ---- the sets (struct kb_set, kbench.h) ---- */
 static unsigned int bucket_of(struct kb_set *s, long key)
 {
 	return (unsigned long)key % s->nb;

@@ -229,9 +229,9 @@ static int t_reader(struct rm_rlu_ctx *self, struct t_counts *c)
 		    READ_ONCE(e->check) != check_of(s))
 			T_ERR("reader: root seq %llu, element seq %llu mbtest %u (freed under the section)",
 			      s, READ_ONCE(e->seq), READ_ONCE(e->mbtest));
-		maybe_delay(&rnd, 4);
+		maybe_delay(&rnd, 16);
 		a = RM_RLU_DEREF(self, T.a);
-		maybe_delay(&rnd, 4);
+		maybe_delay(&rnd, 16);
 		b = RM_RLU_DEREF(self, T.b);
 		if (a->seq != s || b->seq != s || a->val + b->val != 0)
 			T_ERR("reader: root seq %llu, a {%llu, %lld}, b {%llu, %lld} (a torn section)",
