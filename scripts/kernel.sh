@@ -114,6 +114,7 @@ if [ $quick = 1 ]; then
   for impl in rcu rlu rlu-defer rlu-coarse; do
     plan+=("test=list impl=$impl threads=2 update=2000 range=256 duration=$bms rep=1")
     plan+=("test=hash impl=$impl threads=2 update=2000 range=2048 buckets=128 duration=$bms rep=1")
+    plan+=("test=dlist impl=$impl threads=2 update=100 range=256 duration=$bms rep=1")
   done
 else
   tms=${TORTURE_MS:-20000}
@@ -122,6 +123,13 @@ else
   for n in 1 2 4; do
     plan+=("test=torture impl=rlu threads=$n duration=$tms rep=1")
     plan+=("test=torture impl=rlu-defer threads=$n duration=$tms rep=1")
+  done
+  for upd in 10 100; do
+    for impl in rcu rlu rlu-defer rlu-coarse; do
+      for n in 1 2 4; do
+        plan+=("test=dlist impl=$impl threads=$n update=$upd range=1000 duration=$bms rep=1")
+      done
+    done
   done
   for test in list hash; do
     if [ $test = list ]; then sz="range=1000"; else sz="range=20000 buckets=1000"; fi

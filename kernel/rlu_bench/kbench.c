@@ -2,7 +2,8 @@
 /*
  * kbench.c - the RLU paper's kernel benchmarks (section 4.6, Figures 10 and
  * 11) as a module: a sorted singly linked list and a hash table (one such
- * list per bucket; the list is the table with one bucket), with
+ * list per bucket; the list is the table with one bucket), and (dlist.c,
+ * Figure 9) a sorted doubly linked list, with
  *
  *   rcu         the kernel's RCU: readers in rcu_read_lock(), writers
  *               serialized by a spinlock per bucket (one for the list),
@@ -39,7 +40,7 @@
 #include "kbench.h"
 
 MODULE_LICENSE("GPL");
-MODULE_DESCRIPTION("readmostly: RLU against the kernel's RCU (lists, hash table) and the RLU torture");
+MODULE_DESCRIPTION("readmostly: RLU against the kernel's RCU (lists, hash table, doubly linked lists) and the RLU torture");
 
 struct kb_params kb = {
 	.test = "list",
@@ -52,7 +53,7 @@ struct kb_params kb = {
 	.rep = 1,
 };
 module_param_named(test, kb.test, charp, 0444);
-MODULE_PARM_DESC(test, "list, hash or torture");
+MODULE_PARM_DESC(test, "list, hash, dlist or torture");
 module_param_named(impl, kb.impl, charp, 0444);
 MODULE_PARM_DESC(impl, "rcu, rlu, rlu-defer or rlu-coarse (torture: rlu or rlu-defer)");
 module_param_named(threads, kb.threads, uint, 0444);
@@ -516,7 +517,7 @@ static int kb_bench(const char *experiment)
 	struct rm_rlu_stats st0, st1;
 	u64 ops = 0, adds = 0, removes = 0, errors = 0;
 	long initial = 0, size, ms;
-	bool is_rlu = strncmp(kb.impl, "rlu", 3) == 0;
+	bool is_rlu = strncmp(kb.impl, "rlu", 3) == 0, dl;
 	unsigned int i;
 	void *th;
 	int ret = 0;
@@ -528,16 +529,18 @@ static int kb_bench(const char *experiment)
 		return -ENOMEM;
 	b->cnt = kcalloc(kb.threads, sizeof(*b->cnt), GFP_KERNEL);
 	b->set.nb = strcmp(experiment, "kernel_hash") == 0 ? max(kb.buckets, 1u) : 1;
+	dl = strcmp(experiment, "kernel_dlist") == 0;
+	atomic_long_set(&b->set.errors, 0);
 	if (!strcmp(kb.impl, "rcu")) {
-		b->set.ops = &rcu_ops;
+		b->set.ops = dl ? &kb_dlist_rcu_ops : &rcu_ops;
 	} else if (!strcmp(kb.impl, "rlu")) {
-		b->set.ops = &rlu_ops;
+		b->set.ops = dl ? &kb_dlist_rlu_ops : &rlu_ops;
 		ret = rm_rlu_init(RM_RLU_FINE, 0);
 	} else if (!strcmp(kb.impl, "rlu-defer")) {
-		b->set.ops = &rlu_ops;
+		b->set.ops = dl ? &kb_dlist_rlu_ops : &rlu_ops;
 		ret = rm_rlu_init(RM_RLU_FINE, 10);
 	} else if (!strcmp(kb.impl, "rlu-coarse")) {
-		b->set.ops = &rlu_ops;
+		b->set.ops = dl ? &kb_dlist_rlu_ops : &rlu_ops;
 		b->set.coarse = true;
 		ret = rm_rlu_init(RM_RLU_COARSE, 0);
 	} else {
@@ -579,6 +582,7 @@ static int kb_bench(const char *experiment)
 		removes += b->cnt[i].removes;
 		errors += b->cnt[i].errors;
 	}
+	errors += atomic_long_read(&b->set.errors);
 	size = b->set.ops->check(&b->set);
 	if (size != initial + (long)adds - (long)removes)
 		errors++;
@@ -611,6 +615,8 @@ static int __init kb_init(void)
 		ret = kb_bench("kernel_list");
 	else if (!strcmp(kb.test, "hash"))
 		ret = kb_bench("kernel_hash");
+	else if (!strcmp(kb.test, "dlist"))
+		ret = kb_bench("kernel_dlist");
 	else if (!strcmp(kb.test, "torture"))
 		ret = kb_torture();
 	else

@@ -32,6 +32,34 @@ extern struct kb_params kb;
 long kb_run_threads(unsigned int n, int (*fn)(void *arg, unsigned int i), void *arg,
 		    bool *stop);
 
+/*
+ * A set of keys behind operations: kbench.c's list and hash table (RCU and
+ * RLU), dlist.c's doubly linked lists.
+ */
+struct kb_set;
+struct kb_set_ops {
+	const char *name;
+	int (*create)(struct kb_set *s);
+	void (*destroy)(struct kb_set *s);
+	void *(*thread_init)(struct kb_set *s);
+	void (*thread_fini)(struct kb_set *s, void *th);
+	bool (*contains)(struct kb_set *s, void *th, long key);
+	int (*add)(struct kb_set *s, void *th, long key);    /* 1, 0, -ENOMEM */
+	int (*remove)(struct kb_set *s, void *th, long key); /* 1, 0, -ENOMEM */
+	long (*check)(struct kb_set *s);                     /* size, or -1: unsorted */
+};
+
+struct kb_set {
+	const struct kb_set_ops *ops;
+	unsigned int nb;
+	void *buckets;
+	void *extra;            /* dlist.c: its structure */
+	bool coarse;
+	atomic_long_t errors;   /* inconsistencies readers saw (dlist.c) */
+};
+
+extern const struct kb_set_ops kb_dlist_rcu_ops, kb_dlist_rlu_ops;
+
 /* The section 4.7 torture for RLU; returns 0 (PASS) or -EIO (FAIL). */
 int kb_torture(void);
 
