@@ -53,8 +53,11 @@ if [ -z "$kver" ]; then
 fi
 [ -n "$kver" ] || die "cannot tell which kernel linux-image-amd64 is"
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
+# The kernel's own sources (linux-source-6.1) give locktorture and the
+# torture core, which Debian's kernel does not build.
+srcpkg=linux-source-$(cut -d. -f1,2 <<<"$kver")
 need=()
-for p in qemu-system-x86 busybox-static cpio gzip make gcc kmod "linux-headers-$kver"; do
+for p in qemu-system-x86 busybox-static cpio gzip make gcc kmod patch xz-utils "linux-headers-$kver" "$srcpkg"; do
   installed "$p" || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -77,12 +80,30 @@ fi
 [ -f "$vmlinuz" ] || die "no $vmlinuz"
 kdir=/usr/src/linux-headers-$kver
 [ -d "$kdir" ] || die "no $kdir"
+# The three files of the kernel's sources that locktorture needs, unpacked
+# once per source version (reading the 140 MB tarball takes half a minute).
+srcver=$(dpkg-query -W -f='${Version}' "$srcpkg")
+ksrc=$work/linux-src/$srcver
+if [ ! -f "$ksrc/kernel/locking/locktorture.c" ]; then
+  rm -rf "$work/linux-src"
+  mkdir -p "$ksrc"
+  tar -xJf "/usr/src/$srcpkg.tar.xz" -C "$ksrc" --strip-components=1 \
+    "$srcpkg/kernel/locking/locktorture.c" "$srcpkg/kernel/torture.c" "$srcpkg/kernel/rcu/rcu.h" ||
+    die "cannot unpack locktorture from /usr/src/$srcpkg.tar.xz"
+fi
+imgver=$(dpkg-deb -f "$(ls "$work"/debs/linux-image-"$kver"_*.deb | tail -n 1)" Version)
+[ "$imgver" = "$srcver" ] || say "note: $srcpkg is $srcver, the image $imgver"
 
 # ---- modules -----------------------------------------------------------------
 # Built from a copy, so that Kbuild's objects stay out of the source tree.
 rm -rf "$work/src"
 mkdir -p "$work/src"
 cp -r kernel/. "$work/src/"
+cp "$ksrc/kernel/locking/locktorture.c" "$ksrc/kernel/torture.c" "$work/src/locktorture/"
+mkdir -p "$work/src/locktorture/rcu"
+cp "$ksrc/kernel/rcu/rcu.h" "$work/src/locktorture/rcu/"
+(cd "$work/src/locktorture" && patch -s -p3 <"$root_dir/patches/locktorture-readmostly.patch") ||
+  die "patches/locktorture-readmostly.patch does not apply to $srcpkg $srcver"
 t0=$(date +%s)
 # MUTANT=no_wait builds a synchronize that does not wait (rm_rlu.c): the
 # torture must then fail (a check of the check, run by hand).
@@ -94,7 +115,7 @@ if grep -q 'warning:' "$work/build.log"; then
   grep 'warning:' "$work/build.log" >&2
   die "module build has warnings"
 fi
-mods=(rlu/rm_rlu rlu_bench/rm_rlu_bench)
+mods=(rlu/rm_rlu rlu_bench/rm_rlu_bench locks/rm_locks locktorture/torture locktorture/locktorture)
 for m in "${mods[@]}"; do
   vm=$(modinfo -F vermagic "$work/src/$m.ko" | cut -d' ' -f1)
   [ "$vm" = "$kver" ] || die "$m.ko built for $vm, the image is $kver"
@@ -142,7 +163,25 @@ else
     done
   done
 fi
+# locktorture: rwsem_lock (the kernel's rw_semaphore), bravo_rwsem and
+# prwlock; the BRAVO paper's two figures: 1 writer and 0 writers, readers
+# from 1 to the VM's CPUs.  "type writers readers seconds" per run.
+ltplan=()
+if [ $quick = 1 ]; then
+  lts=${LOCKTORTURE_S:-3}
+  for t in rwsem_lock bravo_rwsem prwlock; do ltplan+=("$t 1 2 $lts"); done
+else
+  lts=${LOCKTORTURE_S:-10}
+  for w in 1 0; do
+    for r in 1 2; do
+      for t in rwsem_lock bravo_rwsem prwlock; do ltplan+=("$t $w $r $lts"); done
+    done
+  done
+fi
 total_ms=0
+for p in "${ltplan[@]}"; do
+  total_ms=$((total_ms + ${p##* } * 1000))
+done
 for p in "${plan[@]}"; do
   d=$(sed -n 's/.*duration=\([0-9]*\).*/\1/p' <<<"$p")
   total_ms=$((total_ms + d))
@@ -173,6 +212,22 @@ EOF
   done
   cat <<'EOF'
 ul rm_rlu
+ld rm_locks ""
+ld torture ""
+lt() {
+  echo "KSH: locktorture begin $1 $2 $3 $4"
+  insmod /m/locktorture.ko torture_type=$1 nwriters_stress=$2 nreaders_stress=$3 stat_interval=0 verbose=0
+  echo "KSH: insmod locktorture rc=$? $1"
+  sleep $4
+  rmmod locktorture
+  echo "KSH: rmmod locktorture rc=$?"
+  echo "KSH: locktorture end"
+}
+EOF
+  for p in "${ltplan[@]}"; do echo "lt $p"; done
+  cat <<'EOF'
+ul torture
+ul rm_locks
 echo "KSH: done"
 poweroff -f
 EOF
@@ -182,7 +237,7 @@ chmod +x "$ird/init"
 
 # ---- boot ------------------------------------------------------------------------------
 log=$work/serial.log
-timeout_s=${TIMEOUT:-$((180 + total_ms * 3 / 1000 + ${#plan[@]} * 5))}
+timeout_s=${TIMEOUT:-$((180 + total_ms * 3 / 1000 + ${#plan[@]} * 5 + ${#ltplan[@]} * 10))}
 cmdline="console=ttyS0 oops=panic panic=-1 panic_on_warn=1 preempt=full"
 boot() { # accel
   local acc=$1 cpu=max
@@ -208,7 +263,7 @@ if [ "$accel" != kvm ]; then
   boot tcg
 fi
 tvm=$(( $(date +%s) - t0 ))
-say "VM ($accel, ${#plan[@]} runs) ran $tvm s; serial log $log"
+say "VM ($accel, ${#plan[@]} + ${#ltplan[@]} runs) ran $tvm s; serial log $log"
 
 # ---- check -------------------------------------------------------------------------------
 tr -d '\r' <"$log" >"$log.txt"
@@ -225,6 +280,11 @@ while read -r l; do fail "$l"; done < <(grep -E '^KSH: (insmod|rmmod) .*rc=[1-9]
 nres=$(grep -c -E 'rm_(kbench|ktorture): experiment=' "$log.txt" || true)
 [ "$nres" = "${#plan[@]}" ] || fail "$nres result lines for ${#plan[@]} runs"
 while read -r l; do fail "${l#*] }"; done < <(grep -E 'rm_(kbench|ktorture): experiment=.*result=FAIL' "$log.txt" || true)
+# locktorture: one "End of test: SUCCESS" per run, no FAILURE, no failed
+# acquisition ("Fail: 1").
+nlt=$(grep -c -E -- '-torture:--- End of test: SUCCESS' "$log.txt" || true)
+[ "$nlt" = "${#ltplan[@]}" ] || fail "$nlt locktorture runs ended in SUCCESS of ${#ltplan[@]}"
+while read -r l; do fail "locktorture: ${l#*] }"; done < <(grep -E -- '-torture:--- End of test: [A-Z_]*FAIL|(Writes|Reads ):  Total: .*Fail: [1-9]' "$log.txt" || true)
 
 # ---- CSV and summary -----------------------------------------------------------------
 csv=$work/kernel.csv
@@ -249,6 +309,17 @@ csv=$work/kernel.csv
         printf "%s,%s,%s,%s,%s,errors,%s,count\n", f["experiment"], f["impl"], f["threads"], p, f["rep"], f["errors"]
       }
     }'
+  awk -v sfx="$sfx" '
+    /^KSH: locktorture begin/ { t = $4; w = $5; r = $6; s = $7; wt = ""; rt = ""; ok = 0; next }
+    /Writes:  Total:/ { sub(/.*Writes:  Total: /, ""); wt = $1 }
+    /Reads :  Total:/ { sub(/.*Reads :  Total: /, ""); rt = $1 }
+    /-torture:--- End of test: SUCCESS/ { ok = 1 }
+    /^KSH: locktorture end/ {
+      p = "writers=" w
+      printf "locktorture,%s,%s,%s,1,result,%d,1=SUCCESS\n", t, r, p, ok
+      if (wt != "") printf "locktorture,%s,%s,%s,1,writes_per_s%s,%g,acquisitions/s\n", t, r, p, sfx, wt / s
+      if (rt != "") printf "locktorture,%s,%s,%s,1,reads_per_s%s,%g,acquisitions/s\n", t, r, p, sfx, rt / s
+    }' "$log.txt"
 } >"$csv"
 tag=""
 [ "$accel" = tcg ] && tag=" (emulated)"
@@ -261,9 +332,17 @@ grep -o -E 'rm_(kbench|ktorture): experiment=.*' "$log.txt" | awk -v tag="$tag" 
     else
       printf "  %-14s %-10s threads=%s update=%g%%: %s, %s ops/s%s\n", f["experiment"], f["impl"], f["threads"], f["update"] / 100, f["result"], f["ops_per_s"], tag
   }'
+awk -v tag="$tag" '
+  /^KSH: locktorture begin/ { t = $4; w = $5; r = $6; s = $7; wt = "-"; rt = "-"; ok = "FAIL"; next }
+  /Writes:  Total:/ { sub(/.*Writes:  Total: /, ""); wt = $1 }
+  /Reads :  Total:/ { sub(/.*Reads :  Total: /, ""); rt = $1 }
+  /-torture:--- End of test: SUCCESS/ { ok = "SUCCESS" }
+  /^KSH: locktorture end/ {
+    printf "  %-14s %-11s writers=%s readers=%s: %s, %s writes %s reads in %s s%s\n", "locktorture", t, w, r, ok, wt, rt, s, tag
+  }' "$log.txt"
 say "CSV $csv"
 if [ $bad = 0 ]; then
-  say "PASS: ${#plan[@]} runs, every module loaded and unloaded, no error in the kernel log; $(( $(date +%s) - t_start )) s in all"
+  say "PASS: ${#plan[@]} runs and ${#ltplan[@]} locktorture runs, every module loaded and unloaded, no error in the kernel log; $(( $(date +%s) - t_start )) s in all"
 else
   say "FAIL ($(( $(date +%s) - t_start )) s); see $log.txt"
 fi
