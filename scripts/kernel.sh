@@ -11,7 +11,8 @@
 # Environment: WORK (default build-kernel/: packages' files, the build, the
 # initramfs, the serial log, kernel.csv), TORTURE_MS and BENCH_MS (override
 # the durations), TIMEOUT (seconds before the VM is killed; default from
-# the plan), MUTANT (see below), ACCEL (kvm or tcg; default: kvm when /dev/kvm opens, and tcg
+# the plan), ONLY (rlu or locktorture: one half of the plan), MUTANT (see
+# below), ACCEL (kvm or tcg; default: kvm when /dev/kvm opens, and tcg
 # when the KVM boot does not reach init).
 #
 # Writes $WORK/kernel.csv (experiment,impl,threads,param,rep,metric,value,
@@ -105,10 +106,12 @@ cp "$ksrc/kernel/rcu/rcu.h" "$work/src/locktorture/rcu/"
 (cd "$work/src/locktorture" && patch -s -p3 <"$root_dir/patches/locktorture-readmostly.patch") ||
   die "patches/locktorture-readmostly.patch does not apply to $srcpkg $srcver"
 t0=$(date +%s)
-# MUTANT=no_wait builds a synchronize that does not wait (rm_rlu.c): the
-# torture must then fail (a check of the check, run by hand).
+# Checks of the checks, run by hand; each must make the run FAIL:
+#   MUTANT=no_wait        RLU's synchronize does not wait (rm_rlu.c)
+#   MUTANT=no_revoke      BRAVO's writer does not revoke (rm_locks.c)
+#   MUTANT=no_consensus   prwlock's writer does not wait for passive readers
 kcflags=""
-[ -n "${MUTANT:-}" ] && kcflags="-DRM_RLU_MUTANT_$(tr a-z A-Z <<<"$MUTANT")"
+[ -n "${MUTANT:-}" ] && kcflags="-DRM_MUTANT_$(tr a-z A-Z <<<"$MUTANT")"
 nice make -s -j2 -C "$kdir" M="$work/src" KCFLAGS="$kcflags" modules >"$work/build.log" 2>&1 ||
   { cat "$work/build.log" >&2; die "module build failed"; }
 if grep -q 'warning:' "$work/build.log"; then
@@ -178,6 +181,13 @@ else
     done
   done
 fi
+# ONLY=rlu or ONLY=locktorture keeps one half of the plan.
+case ${ONLY:-} in
+  rlu) ltplan=() ;;
+  locktorture) plan=() ;;
+  '') ;;
+  *) die "ONLY is rlu or locktorture" ;;
+esac
 total_ms=0
 for p in "${ltplan[@]}"; do
   total_ms=$((total_ms + ${p##* } * 1000))
@@ -314,9 +324,13 @@ csv=$work/kernel.csv
     /Writes:  Total:/ { sub(/.*Writes:  Total: /, ""); wt = $1 }
     /Reads :  Total:/ { sub(/.*Reads :  Total: /, ""); rt = $1 }
     /-torture:--- End of test: SUCCESS/ { ok = 1 }
+    /rm_locks: (bravo_rwsem|prwlock) bravo / { st = $0; sub(/.* bravo /, "", st) }
     /^KSH: locktorture end/ {
       p = "writers=" w
       printf "locktorture,%s,%s,%s,1,result,%d,1=SUCCESS\n", t, r, p, ok
+      n = split(st, kv, / +/)
+      for (i = 1; i <= n; i++) if (split(kv[i], a, "=") == 2) printf "locktorture,%s,%s,%s,1,%s,%s,count\n", t, r, p, a[1], a[2]
+      st = ""
       if (wt != "") printf "locktorture,%s,%s,%s,1,writes_per_s%s,%g,acquisitions/s\n", t, r, p, sfx, wt / s
       if (rt != "") printf "locktorture,%s,%s,%s,1,reads_per_s%s,%g,acquisitions/s\n", t, r, p, sfx, rt / s
     }' "$log.txt"
@@ -337,8 +351,11 @@ awk -v tag="$tag" '
   /Writes:  Total:/ { sub(/.*Writes:  Total: /, ""); wt = $1 }
   /Reads :  Total:/ { sub(/.*Reads :  Total: /, ""); rt = $1 }
   /-torture:--- End of test: SUCCESS/ { ok = "SUCCESS" }
+  /rm_locks: (bravo_rwsem|prwlock) bravo / { st = $0; sub(/.* bravo /, "", st); sub(/ prwlock /, " ", st) }
   /^KSH: locktorture end/ {
     printf "  %-14s %-11s writers=%s readers=%s: %s, %s writes %s reads in %s s%s\n", "locktorture", t, w, r, ok, wt, rt, s, tag
+    if (st != "") printf "                 %s\n", st
+    st = ""
   }' "$log.txt"
 say "CSV $csv"
 if [ $bad = 0 ]; then

@@ -47,6 +47,7 @@
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
 #include <linux/smp.h>
+#include <linux/string.h>
 
 #include "rm_locks.h"
 
@@ -59,6 +60,37 @@ MODULE_DESCRIPTION("readmostly: BRAVO over rw_semaphore, and prwlock with IPIs")
 #define BRAVO_N 9
 
 static struct bravo_rwsem *vr_table[VR_SIZE] ____cacheline_aligned;
+
+/* Statistics: per-CPU, so that counting does not make readers share a
+ * line; this_cpu_inc() is safe with preemption on. */
+struct rm_locks_stats {
+	unsigned long fast_reads, slow_reads, revocations;
+	unsigned long ipis, conversions, slow_passive;
+};
+static DEFINE_PER_CPU(struct rm_locks_stats, rm_stats);
+#define STAT_INC(f) this_cpu_inc(rm_stats.f)
+
+void rm_locks_stats_print(const char *tag)
+{
+	struct rm_locks_stats sum = { 0 };
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct rm_locks_stats *s = per_cpu_ptr(&rm_stats, cpu);
+
+		sum.fast_reads += s->fast_reads;
+		sum.slow_reads += s->slow_reads;
+		sum.revocations += s->revocations;
+		sum.ipis += s->ipis;
+		sum.conversions += s->conversions;
+		sum.slow_passive += s->slow_passive;
+		memset(s, 0, sizeof(*s));
+	}
+	pr_info("rm_locks: %s bravo fast_reads=%lu slow_reads=%lu revocations=%lu prwlock ipis=%lu switched_out_readers=%lu readers_that_met_a_writer=%lu\n",
+		tag, sum.fast_reads, sum.slow_reads, sum.revocations, sum.ipis,
+		sum.conversions, sum.slow_passive);
+}
+EXPORT_SYMBOL_GPL(rm_locks_stats_print);
 
 /* Waiting for another task: spin briefly, then let the scheduler run it
  * (it may be preempted on this CPU), then sleep a little. */
@@ -95,14 +127,17 @@ int bravo_down_read(struct bravo_rwsem *b)
 		/* B1: a full barrier when it succeeds. */
 		if (cmpxchg(&vr_table[s], NULL, b) == NULL) {
 			/* B3: acquire. */
-			if (likely(smp_load_acquire(&b->rbias)))
+			if (likely(smp_load_acquire(&b->rbias))) {
+				STAT_INC(fast_reads);
 				return s;
+			}
 			/* A writer revokes: leave the slot (release: nothing
 			 * was read under it). */
 			smp_store_release(&vr_table[s], NULL);
 		}
 	}
 	down_read(&b->rwsem);
+	STAT_INC(slow_reads);
 	if (!READ_ONCE(b->rbias) && local_clock() >= READ_ONCE(b->inhibit_until))
 		smp_store_release(&b->rbias, 1); /* B4 */
 	return -1;
@@ -126,9 +161,17 @@ void bravo_down_write(struct bravo_rwsem *b)
 		unsigned int i;
 
 		WRITE_ONCE(b->rbias, 0);
+		STAT_INC(revocations);
 		/* B2: the cleared bias before the scan (pairs with B1). */
 		smp_mb();
-		for (i = 0; i < VR_SIZE; i++) {
+#ifdef RM_MUTANT_NO_REVOKE
+		/* A writer that does not wait for fast-path readers, for
+		 * scripts/kernel.sh MUTANT=no_revoke: locktorture must fail. */
+		i = VR_SIZE;
+#else
+		i = 0;
+#endif
+		for (; i < VR_SIZE; i++) {
 			unsigned int n = 0;
 
 			/* B5: acquire. */
@@ -195,6 +238,7 @@ static void prw_sched_out(struct preempt_notifier *pn, struct task_struct *next)
 	if (!r->passive)
 		return;
 	atomic_inc(&l->active);
+	STAT_INC(conversions);
 	/* P7 */
 	smp_mb__after_atomic();
 	st = this_cpu_ptr(l->st);
@@ -238,6 +282,7 @@ void prwlock_read_lock(struct prwlock *l, struct prwlock_reader *r)
 		if (likely(!smp_load_acquire(&l->writer)))
 			break;
 		/* A writer: step back, report, wait for it with preemption on. */
+		STAT_INC(slow_passive);
 		WRITE_ONCE(st->passive, 0);
 		r->passive = false;
 		prw_report(l, st);
@@ -304,9 +349,16 @@ void prwlock_write_lock(struct prwlock *l)
 			__cpumask_set_cpu(cpu, l->wait);
 	}
 	/* Stragglers are asked at once (P1); wait=true: the handlers ran. */
-	if (!cpumask_empty(l->wait))
+	if (!cpumask_empty(l->wait)) {
+		this_cpu_add(rm_stats.ipis, cpumask_weight(l->wait));
 		smp_call_function_many(l->wait, prw_report_ipi, l, true);
+	}
 	put_cpu();
+#ifdef RM_MUTANT_NO_CONSENSUS
+	/* A writer that does not wait for passive readers, for
+	 * scripts/kernel.sh MUTANT=no_consensus: locktorture must fail. */
+	cpumask_clear(l->wait);
+#endif
 	for_each_cpu(cpu, l->wait) {
 		/* Readers inside passive sections report at their unlock. */
 		while (smp_load_acquire(&per_cpu_ptr(l->st, cpu)->version) != v)

@@ -81,6 +81,12 @@ struct prwlock_reader {
 };
 
 int prwlock_init(struct prwlock *l);
+
+/* Counts since the last call (per-CPU counters, summed), printed as one
+ * line "rm_locks: <tag> bravo fast_reads=..."; locktorture's lock types
+ * call it at the end of each run. */
+void rm_locks_stats_print(const char *tag);
+
 void prwlock_destroy(struct prwlock *l);
 void prwlock_reader_init(struct prwlock_reader *r);
 void prwlock_read_lock(struct prwlock *l, struct prwlock_reader *r);

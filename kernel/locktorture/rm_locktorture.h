@@ -24,7 +24,13 @@ static int rm_lt_bravo_token[RM_LT_MAX_READERS];
 
 static void rm_lt_bravo_init(void)
 {
+	rm_locks_stats_print("before bravo_rwsem");
 	bravo_rwsem_init(&rm_lt_bravo);
+}
+
+static void rm_lt_bravo_exit(void)
+{
+	rm_locks_stats_print("bravo_rwsem");
 }
 
 static int rm_lt_bravo_write_lock(int tid __maybe_unused)
@@ -52,6 +58,7 @@ static void rm_lt_bravo_read_unlock(int tid)
 
 static struct lock_torture_ops bravo_rwsem_lock_ops = {
 	.init		= rm_lt_bravo_init,
+	.exit		= rm_lt_bravo_exit,
 	.writelock	= rm_lt_bravo_write_lock,
 	.write_delay	= torture_rwsem_write_delay,
 	.task_boost	= torture_boost_dummy,
@@ -71,6 +78,7 @@ static void rm_lt_prw_init(void)
 {
 	int i;
 
+	rm_locks_stats_print("before prwlock");
 	rm_lt_prw_ready = prwlock_init(&rm_lt_prw) == 0;
 	BUG_ON(!rm_lt_prw_ready);
 	for (i = 0; i < RM_LT_MAX_READERS; i++)
@@ -79,6 +87,7 @@ static void rm_lt_prw_init(void)
 
 static void rm_lt_prw_exit(void)
 {
+	rm_locks_stats_print("prwlock");
 	if (rm_lt_prw_ready)
 		prwlock_destroy(&rm_lt_prw);
 	rm_lt_prw_ready = false;

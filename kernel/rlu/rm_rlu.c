@@ -624,7 +624,7 @@ static void synchronize(struct rm_rlu_ctx *self, u64 wc)
 		r = smp_load_acquire(&o->h.run_cnt);
 		if (!(r & 1) || reported(o, wc))
 			continue;
-#ifdef RM_RLU_MUTANT_NO_WAIT
+#ifdef RM_MUTANT_NO_WAIT
 		/* A broken synchronize, for scripts/kernel.sh MUTANT=no_wait:
 		 * the torture must catch it. */
 		continue;
