@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# Build the kernel modules in kernel/ against Debian's kernel headers, boot
-# that kernel in qemu with a busybox initramfs that loads each module with
-# its parameters and unloads it, and check the serial log.  docs/kernel.md
-# describes the modules and the runs.
+# Build the kernel modules in kernel/ (and the kernel's locktorture, from
+# linux-source-6.1, with our lock types) against Debian's kernel headers,
+# boot that kernel in qemu with a busybox initramfs that loads each module
+# with its parameters and unloads it, and check the serial log.
+# docs/kernel.md describes the modules and the runs.
 #
-#   scripts/kernel.sh            # the full run: benchmarks and tortures
+#   scripts/kernel.sh            # the full run: RLU benchmarks and tortures,
+#                                # locktorture with 1 and 0 writers
 #   scripts/kernel.sh --quick    # tortures for a few seconds, each benchmark
 #                                # for a moment (CI)
 #
 # Environment: WORK (default build-kernel/: packages' files, the build, the
-# initramfs, the serial log, kernel.csv), TORTURE_MS and BENCH_MS (override
-# the durations), TIMEOUT (seconds before the VM is killed; default from
+# initramfs, the serial log, kernel.csv), TORTURE_MS, BENCH_MS and
+# LOCKTORTURE_S (override the durations), TIMEOUT (seconds before the VM is killed; default from
 # the plan), ONLY (rlu or locktorture: one half of the plan), MUTANT (see
 # below), ACCEL (kvm or tcg; default: kvm when /dev/kvm opens, and tcg
 # when the KVM boot does not reach init).

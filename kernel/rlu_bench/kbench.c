@@ -546,7 +546,9 @@ static int kb_bench(const char *experiment)
 	} else {
 		ret = -EINVAL;
 	}
-	if (ret || !b->cnt)
+	if (!ret && !b->cnt)
+		ret = -ENOMEM;
+	if (ret)
 		goto out;
 	ret = b->set.ops->create(&b->set);
 	if (ret)
