@@ -13,7 +13,8 @@
 # Environment: WORK (default build-kernel/: packages' files, the build, the
 # initramfs, the serial log, kernel.csv), TORTURE_MS, BENCH_MS and
 # LOCKTORTURE_S (override the durations), TIMEOUT (seconds before the VM is killed; default from
-# the plan), ONLY (rlu or locktorture: one half of the plan), MUTANT (see
+# the plan), RECHECK (1: check and parse the last run's log again, no build
+# and no boot), ONLY (rlu or locktorture: one half of the plan), MUTANT (see
 # below), ACCEL (kvm or tcg; default: kvm when /dev/kvm opens, and tcg
 # when the KVM boot does not reach init).
 #
@@ -55,6 +56,9 @@ if [ -z "$kver" ]; then
   kver=$(apt-cache depends linux-image-amd64 | sed -n 's/^ *Depends: linux-image-\(.*\)$/\1/p' | head -n 1)
 fi
 [ -n "$kver" ] || die "cannot tell which kernel linux-image-amd64 is"
+# RECHECK=1: no build and no boot; check and parse the serial log of the
+# last run in $WORK again (with the same plan options).
+if [ -z "${RECHECK:-}" ]; then
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 # The kernel's own sources (linux-source-6.1) give locktorture and the
 # torture core, which Debian's kernel does not build.
@@ -126,6 +130,7 @@ for m in "${mods[@]}"; do
   [ "$vm" = "$kver" ] || die "$m.ko built for $vm, the image is $kver"
 done
 say "modules built against $kver in $(( $(date +%s) - t0 )) s"
+fi # RECHECK
 
 # ---- the plan --------------------------------------------------------------------
 # One line per run: the parameters of rm_rlu_bench.
@@ -199,6 +204,7 @@ for p in "${plan[@]}"; do
   total_ms=$((total_ms + d))
 done
 
+if [ -z "${RECHECK:-}" ]; then
 # ---- initramfs ---------------------------------------------------------------------
 ird=$work/initramfs
 rm -rf "$ird"
@@ -275,7 +281,14 @@ if [ "$accel" != kvm ]; then
   boot tcg
 fi
 tvm=$(( $(date +%s) - t0 ))
+echo "$accel" >"$work/accel"
 say "VM ($accel, ${#plan[@]} + ${#ltplan[@]} runs) ran $tvm s; serial log $log"
+else
+  log=$work/serial.log
+  [ -f "$log" ] && [ -f "$work/accel" ] || die "RECHECK: no serial log of a run in $work"
+  accel=$(cat "$work/accel")
+  timeout_s=${TIMEOUT:-?}
+fi # RECHECK
 
 # ---- check -------------------------------------------------------------------------------
 tr -d '\r' <"$log" >"$log.txt"
@@ -306,7 +319,7 @@ csv=$work/kernel.csv
   echo "experiment,impl,threads,param,rep,metric,value,unit"
   sfx=""
   [ "$accel" = tcg ] && sfx=_emulated
-  grep -o -E 'rm_(kbench|ktorture): experiment=.*' "$log.txt" | awk -v sfx="$sfx" '
+  { grep -o -E 'rm_(kbench|ktorture): experiment=.*' "$log.txt" || true; } | awk -v sfx="$sfx" '
     {
       delete f
       for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
@@ -339,7 +352,7 @@ csv=$work/kernel.csv
 } >"$csv"
 tag=""
 [ "$accel" = tcg ] && tag=" (emulated)"
-grep -o -E 'rm_(kbench|ktorture): experiment=.*' "$log.txt" | awk -v tag="$tag" '
+{ grep -o -E 'rm_(kbench|ktorture): experiment=.*' "$log.txt" || true; } | awk -v tag="$tag" '
   {
     delete f
     for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
