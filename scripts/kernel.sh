@@ -314,7 +314,7 @@ while read -r l; do fail "locktorture: ${l#*] }"; done < <(grep -E -- '-torture:
 # ---- CSV and summary -----------------------------------------------------------------
 csv=$work/kernel.csv
 {
-  echo "# kernel: Linux $kver in qemu ($accel), 2 vCPUs, 1 GiB; modules from kernel/; date $(date -u '+%Y-%m-%d %H:%M:%S') UTC"
+  echo "# kernel: Linux $kver in qemu ($accel), 2 vCPUs, 1 GiB; modules from kernel/; VM run ended $(date -u -r "$log" '+%Y-%m-%d %H:%M:%S') UTC"
   [ "$accel" = tcg ] && echo "# EMULATED: throughput under TCG emulation is not a measurement of any machine (metrics *_emulated)"
   echo "experiment,impl,threads,param,rep,metric,value,unit"
   sfx=""
@@ -326,8 +326,8 @@ csv=$work/kernel.csv
       if (f["experiment"] == "kernel_torture") {
         p = "fake_writers=" f["fake_writers"]
         printf "%s,%s,%s,%s,%s,errors,%s,count\n", f["experiment"], f["impl"], f["readers"], p, f["rep"], f["errors"]
-        printf "%s,%s,%s,%s,%s,updates_per_s%s,%d,updates/s\n", f["experiment"], f["impl"], f["readers"], p, f["rep"], sfx, f["ms"] > 0 ? f["updates"] * 1000 / f["ms"] : 0
-        printf "%s,%s,%s,%s,%s,reads_per_s%s,%d,reads/s\n", f["experiment"], f["impl"], f["readers"], p, f["rep"], sfx, f["ms"] > 0 ? f["reads"] * 1000 / f["ms"] : 0
+        printf "%s,%s,%s,%s,%s,updates_per_s%s,%d,updates/s\n", f["experiment"], f["impl"], f["readers"], p, f["rep"], sfx, (f["ms"] > 0 ? f["updates"] * 1000 / f["ms"] : 0)
+        printf "%s,%s,%s,%s,%s,reads_per_s%s,%d,reads/s\n", f["experiment"], f["impl"], f["readers"], p, f["rep"], sfx, (f["ms"] > 0 ? f["reads"] * 1000 / f["ms"] : 0)
       } else {
         p = sprintf("update=%g%%", f["update"] / 100)
         printf "%s,%s,%s,%s,%s,ops_per_s%s,%s,ops/s\n", f["experiment"], f["impl"], f["threads"], p, f["rep"], sfx, f["ops_per_s"]
@@ -373,6 +373,11 @@ awk -v tag="$tag" '
     st = ""
   }' "$log.txt"
 say "CSV $csv"
+# Every row has the driver's eight fields.
+if badrows=$(awk -F, '!/^#/ && NF != 8' "$csv") && [ -n "$badrows" ]; then
+  fail "CSV rows without 8 fields:"
+  echo "$badrows" | head -n 5
+fi
 if [ $bad = 0 ]; then
   say "PASS: ${#plan[@]} runs and ${#ltplan[@]} locktorture runs, every module loaded and unloaded, no error in the kernel log; $(( $(date +%s) - t_start )) s in all"
 else
