@@ -114,6 +114,8 @@ cp "$ksrc/kernel/rcu/rcu.h" "$work/src/locktorture/rcu/"
 t0=$(date +%s)
 # Checks of the checks, run by hand; each must make the run FAIL:
 #   MUTANT=no_wait        RLU's synchronize does not wait (rm_rlu.c)
+#   MUTANT=no_ipi         RLU's fence-free writers send no IPI (rm_rlu.c; a
+#                         weak check: emulation may not reorder the entry)
 #   MUTANT=no_revoke      BRAVO's writer does not revoke (rm_locks.c)
 #   MUTANT=no_consensus   prwlock's writer does not wait for passive readers
 kcflags=""
@@ -139,10 +141,11 @@ if [ $quick = 1 ]; then
   bms=${BENCH_MS:-300}
   plan=(
     "test=torture impl=rlu threads=2 duration=$tms rep=1"
+    "test=torture impl=rlu-ff threads=2 duration=$tms rep=1"
     "test=torture impl=rlu-defer threads=2 duration=$tms rep=1"
     "test=torture impl=rlu threads=1 duration=$tms rep=1"
   )
-  for impl in rcu rlu rlu-defer rlu-coarse; do
+  for impl in rcu rlu rlu-ff rlu-defer rlu-coarse; do
     plan+=("test=list impl=$impl threads=2 update=2000 range=256 duration=$bms rep=1")
     plan+=("test=hash impl=$impl threads=2 update=2000 range=2048 buckets=128 duration=$bms rep=1")
     plan+=("test=dlist impl=$impl threads=2 update=100 range=256 duration=$bms rep=1")
@@ -152,11 +155,12 @@ else
   bms=${BENCH_MS:-1000}
   plan=()
   for n in 1 2 4; do
-    plan+=("test=torture impl=rlu threads=$n duration=$tms rep=1")
-    plan+=("test=torture impl=rlu-defer threads=$n duration=$tms rep=1")
+    for impl in rlu rlu-ff rlu-defer; do
+      plan+=("test=torture impl=$impl threads=$n duration=$tms rep=1")
+    done
   done
   for upd in 10 100; do
-    for impl in rcu rlu rlu-defer rlu-coarse; do
+    for impl in rcu rlu rlu-ff rlu-defer rlu-coarse; do
       for n in 1 2 4; do
         plan+=("test=dlist impl=$impl threads=$n update=$upd range=1000 duration=$bms rep=1")
       done
@@ -165,7 +169,7 @@ else
   for test in list hash; do
     if [ $test = list ]; then sz="range=1000"; else sz="range=20000 buckets=1000"; fi
     for upd in 200 2000 4000; do
-      for impl in rcu rlu rlu-defer rlu-coarse; do
+      for impl in rcu rlu rlu-ff rlu-defer rlu-coarse; do
         for n in 1 2 4; do
           plan+=("test=$test impl=$impl threads=$n update=$upd $sz duration=$bms rep=1")
         done

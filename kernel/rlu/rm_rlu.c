@@ -41,6 +41,14 @@
  *   W2  writer: clock store, release.
  *   W3  writer: smp_mb() after the clock step, before synchronize's loads.
  *   W4  writer: write clock reset, release, after the write-back.
+ *   W5  writer, fence-free entry: an IPI to every other online CPU, whose
+ *       handler executes smp_mb(), waited for, before the run counters are
+ *       loaded: a section whose run counter store preceded the interrupt on
+ *       its CPU is visible after it, and one whose clock load follows the
+ *       interrupt sees our step.  A task not running at that moment passed
+ *       the barrier of its context switch.  Before W5 only a report (a
+ *       local clock >= wc, S2) settles a context: an even counter may hide
+ *       a later odd one still in its CPU's store buffer.
  *   S1  synchronize: run counter loads acquire (pairs with R3).
  *   S2  synchronize: local clock loads acquire (pairs with R4, R5).
  *   S3  synchronize: in_use loads acquire (pairs with U1).
@@ -130,6 +138,8 @@ static struct {
 
 atomic64_t rm_rlu_clock_g = ATOMIC64_INIT(0);
 EXPORT_SYMBOL_GPL(rm_rlu_clock_g);
+int rm_rlu_fence_free_g;
+EXPORT_SYMBOL_GPL(rm_rlu_fence_free_g);
 
 #define STAT(c, f) WRITE_ONCE((c)->st.f, (c)->st.f + 1)
 
@@ -281,7 +291,7 @@ static void entry_abort(struct rm_rlu_entry *e)
 }
 
 /* ---- options and registration -------------------------------------------- */
-int rm_rlu_init(enum rm_rlu_flavor flavor, unsigned int max_defer)
+int rm_rlu_init(enum rm_rlu_flavor flavor, unsigned int max_defer, bool fence_free)
 {
 	int ret = 0;
 
@@ -294,6 +304,9 @@ int rm_rlu_init(enum rm_rlu_flavor flavor, unsigned int max_defer)
 	} else {
 		g.flavor = flavor;
 		g.max_defer = max_defer;
+		/* No context: no section reads it now; the registration's
+		 * smp_mb() (U2) publishes it to the next ones. */
+		WRITE_ONCE(rm_rlu_fence_free_g, fence_free);
 	}
 	mutex_unlock(&g.reg_lock);
 	return ret;
@@ -330,6 +343,7 @@ static void stats_add(struct rm_rlu_stats *to, const struct rm_rlu_stats *from)
 	to->sync_waits += READ_ONCE(from->sync_waits);
 	to->frees += READ_ONCE(from->frees);
 	to->deferred += READ_ONCE(from->deferred);
+	to->ipi_rounds += READ_ONCE(from->ipi_rounds);
 }
 
 void rm_rlu_stats_get(struct rm_rlu_stats *out)
@@ -600,15 +614,56 @@ static void report_clock(struct rm_rlu_ctx *c)
 		smp_store_release(&c->h.local_clock, t);
 }
 
+static void ipi_mb(void *unused)
+{
+	/* W5: this CPU's earlier stores before the writer's run counter
+	 * loads, its later loads after the writer's clock step. */
+	smp_mb();
+}
+
+/* Fence-free entry: has every other live context shown a section begun
+ * after the step (S2)?  Busy readers do at their next entry. */
+static bool all_reported(struct rm_rlu_ctx *self, unsigned int n, u64 wc)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		struct rm_rlu_ctx *o = smp_load_acquire(&g.slot[i]);
+
+		if (o && o != self && smp_load_acquire(&o->h.in_use) && !reported(o, wc))
+			return false;
+	}
+	return true;
+}
+
 /* Wait until every section that began before the clock reached wc is over.
- * After W3 an even run counter means "not in a section that began before
- * the step", and an odd one that changes means that section has left. */
+ * After W3 (fenced entry) or W5 (fence-free) an even run counter means "not
+ * in a section that began before the step", and an odd one that changes
+ * means that section has left. */
 static void synchronize(struct rm_rlu_ctx *self, u64 wc)
 {
 	unsigned int i, n = READ_ONCE(g.high);
 
 	STAT(self, syncs);
 	report_clock(self);
+	if (READ_ONCE(rm_rlu_fence_free_g)) {
+		unsigned int round;
+		bool done = false;
+
+		for (round = 0; round < 16 && !done; round++) {
+			done = all_reported(self, n, wc);
+			for (i = 0; i < 32 && !done; i++)
+				cpu_relax();
+		}
+		if (done)
+			return;
+		STAT(self, ipi_rounds);
+		/* W5: every other online CPU runs ipi_mb(); wait for them. */
+#ifndef RM_MUTANT_NO_IPI
+		smp_call_function(ipi_mb, NULL, 1);
+#endif
+		smp_mb(); /* and this CPU */
+	}
 	for (i = 0; i < n; i++) {
 		struct rm_rlu_ctx *o = smp_load_acquire(&g.slot[i]);
 		unsigned int b = 0;

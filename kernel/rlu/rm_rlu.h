@@ -4,7 +4,7 @@
  *
  * SYNOPSIS
  *   #include "rm_rlu.h"
- *   rm_rlu_init(RM_RLU_FINE, 0);                    // before any context
+ *   rm_rlu_init(RM_RLU_FINE, 0, false);             // before any context
  *   struct rm_rlu_ctx *self = rm_rlu_thread_register();   // per kthread
  *   struct node *n = rm_rlu_alloc(sizeof *n, GFP_KERNEL);
  *
@@ -35,9 +35,13 @@
  *   Sections may sleep and may be preempted: entry disables nothing.  A
  *   writer waiting for a preempted reader spins a little, then yields, then
  *   sleeps.  try_lock allocates log chunks with GFP_KERNEL: call it where
- *   sleeping is allowed.  Entry is the paper's fenced one (smp_mb()); the
- *   user-space library's fence-free entry through membarrier has no kernel
- *   counterpart here.
+ *   sleeping is allowed.
+ *
+ *   Entry is the paper's fenced one (smp_mb()) by default.  With fence_free
+ *   (rm_rlu_init) it has no fence: a writer whose synchronize finds a
+ *   context that has not shown a section begun after its clock step sends
+ *   an IPI to every other online CPU (the kernel's counterpart of the
+ *   user-space library's membarrier) before it trusts run counters.
  *
  * THE OBJECT HEADER, just before each object rm_rlu_alloc() returns
  *   copy   NULL              unlocked
@@ -102,8 +106,11 @@ struct rm_rlu_ctx_hot {
 
 /* The global clock: only the clock step writes it (under a spinlock). */
 extern atomic64_t rm_rlu_clock_g;
+/* Section entry without a fence (rm_rlu_init's fence_free). */
+extern int rm_rlu_fence_free_g;
 
-int rm_rlu_init(enum rm_rlu_flavor flavor, unsigned int max_defer);
+/* Only while no context is registered: -EBUSY otherwise. */
+int rm_rlu_init(enum rm_rlu_flavor flavor, unsigned int max_defer, bool fence_free);
 /* Called instead of kfree() on an object whose free a commit carried out;
  * NULL restores kfree (only while no context is registered). */
 int rm_rlu_set_free_fn(void (*fn)(void *obj));
@@ -133,8 +140,15 @@ static inline void rm_rlu_reader_lock(struct rm_rlu_ctx *self)
 	WRITE_ONCE(h->run_cnt, h->run_cnt + 1);
 	/* R1: the odd run counter is visible before the clock load: pairs
 	 * with the writer's smp_mb() after its clock step (W3).  Either the
-	 * writer's scan sees us inside, or our load sees its step. */
-	smp_mb();
+	 * writer's scan sees us inside, or our load sees its step.  Fence-free
+	 * entry: only a compiler barrier; the writer's IPI (W5) runs on this
+	 * CPU either after the store (then it is visible) or before the load
+	 * (then the load sees the step).  The flag never changes while
+	 * contexts are registered. */
+	if (likely(!READ_ONCE(rm_rlu_fence_free_g)))
+		smp_mb();
+	else
+		barrier();
 	/* R2: acquire, pairs with the clock step's release (W2): a section
 	 * that reads the new clock sees the writer's write clock and copies. */
 	l = atomic64_read_acquire(&rm_rlu_clock_g);
@@ -208,6 +222,7 @@ static inline void rm_rlu_assign_ptr(void *slot, void *obj)
 
 struct rm_rlu_stats {
 	u64 commits, aborts, conflicts, steals, syncs, sync_waits, frees, deferred;
+	u64 ipi_rounds;  /* fence-free: synchronizes that sent IPIs */
 };
 void rm_rlu_stats_get(struct rm_rlu_stats *out);
 u64 rm_rlu_clock(void);

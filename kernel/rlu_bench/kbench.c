@@ -10,6 +10,8 @@
  *               removed nodes freed with kfree_rcu()
  *   rlu         rm_rlu, fine-grained: writers lock prev and cur, abort on
  *               a conflict and retry
+ *   rlu-ff      the same with the fence-free section entry (writers IPI
+ *               the other CPUs when a reader has not shown a new section)
  *   rlu-defer   the same with synchronize deferred over up to 10 sections
  *   rlu-coarse  rm_rlu, coarse-grained: one writer mutex, no aborts
  *
@@ -55,7 +57,7 @@ struct kb_params kb = {
 module_param_named(test, kb.test, charp, 0444);
 MODULE_PARM_DESC(test, "list, hash, dlist or torture");
 module_param_named(impl, kb.impl, charp, 0444);
-MODULE_PARM_DESC(impl, "rcu, rlu, rlu-defer or rlu-coarse (torture: rlu or rlu-defer)");
+MODULE_PARM_DESC(impl, "rcu, rlu, rlu-ff, rlu-defer or rlu-coarse (torture: rlu, rlu-ff or rlu-defer)");
 module_param_named(threads, kb.threads, uint, 0444);
 module_param_named(update, kb.update, uint, 0444);
 MODULE_PARM_DESC(update, "updates per 10000 operations (200 = 2%)");
@@ -535,14 +537,17 @@ static int kb_bench(const char *experiment)
 		b->set.ops = dl ? &kb_dlist_rcu_ops : &rcu_ops;
 	} else if (!strcmp(kb.impl, "rlu")) {
 		b->set.ops = dl ? &kb_dlist_rlu_ops : &rlu_ops;
-		ret = rm_rlu_init(RM_RLU_FINE, 0);
+		ret = rm_rlu_init(RM_RLU_FINE, 0, false);
+	} else if (!strcmp(kb.impl, "rlu-ff")) {
+		b->set.ops = dl ? &kb_dlist_rlu_ops : &rlu_ops;
+		ret = rm_rlu_init(RM_RLU_FINE, 0, true);
 	} else if (!strcmp(kb.impl, "rlu-defer")) {
 		b->set.ops = dl ? &kb_dlist_rlu_ops : &rlu_ops;
-		ret = rm_rlu_init(RM_RLU_FINE, 10);
+		ret = rm_rlu_init(RM_RLU_FINE, 10, false);
 	} else if (!strcmp(kb.impl, "rlu-coarse")) {
 		b->set.ops = dl ? &kb_dlist_rlu_ops : &rlu_ops;
 		b->set.coarse = true;
-		ret = rm_rlu_init(RM_RLU_COARSE, 0);
+		ret = rm_rlu_init(RM_RLU_COARSE, 0, false);
 	} else {
 		ret = -EINVAL;
 	}
@@ -594,11 +599,11 @@ static int kb_bench(const char *experiment)
 		initial + (long)adds - (long)removes, errors, errors ? "FAIL" : "PASS");
 	if (is_rlu) {
 		rm_rlu_stats_get(&st1);
-		pr_info("rm_kbench: rlu-stats experiment=%s impl=%s commits=%llu aborts=%llu conflicts=%llu steals=%llu syncs=%llu sync_waits=%llu deferred=%llu\n",
+		pr_info("rm_kbench: rlu-stats experiment=%s impl=%s commits=%llu aborts=%llu conflicts=%llu steals=%llu syncs=%llu sync_waits=%llu deferred=%llu ipi_rounds=%llu\n",
 			experiment, kb.impl, st1.commits - st0.commits, st1.aborts - st0.aborts,
 			st1.conflicts - st0.conflicts, st1.steals - st0.steals,
 			st1.syncs - st0.syncs, st1.sync_waits - st0.sync_waits,
-			st1.deferred - st0.deferred);
+			st1.deferred - st0.deferred, st1.ipi_rounds - st0.ipi_rounds);
 	}
 	/* The result is in the line above; the module stays loaded (rmmod). */
 destroy:

@@ -17,7 +17,8 @@
  * (rm_rlu_set_free_fn) only after the commit's synchronize; the pool
  * poisons it (mbtest 0, seq and check scrambled) and the writer reuses it
  * soon.  With impl=rlu-defer the writer's sections (and their frees) are
- * deferred over up to 10 sections.
+ * deferred over up to 10 sections; with impl=rlu-ff sections enter without
+ * a fence (rm_rlu_init's fence_free).
  *
  * A reader's section reads root, its element, then a and b, with random
  * delays and reschedules in between (sections may sleep here), and checks:
@@ -310,23 +311,28 @@ int kb_torture(void)
 {
 	unsigned int n = 1 + 2 * kb.threads, i;
 	unsigned int max_defer;
+	bool ff = false;
 	u64 reads = 0, updates = 0, syncs = 0, commits = 0;
 	long ms;
 	int ret = 0, errors;
 
-	if (!strcmp(kb.impl, "rlu"))
+	if (!strcmp(kb.impl, "rlu")) {
 		max_defer = 0;
-	else if (!strcmp(kb.impl, "rlu-defer"))
+	} else if (!strcmp(kb.impl, "rlu-ff")) {
+		max_defer = 0;
+		ff = true;
+	} else if (!strcmp(kb.impl, "rlu-defer")) {
 		max_defer = 10;
-	else
+	} else {
 		return -EINVAL;
+	}
 	if (kb.threads == 0)
 		return -EINVAL;
 	memset(&T, 0, sizeof(T));
 	spin_lock_init(&T.pool_lock);
 	atomic_set(&T.errors, 0);
 	T.readers = kb.threads;
-	ret = rm_rlu_init(RM_RLU_FINE, max_defer);
+	ret = rm_rlu_init(RM_RLU_FINE, max_defer, ff);
 	if (!ret)
 		ret = rm_rlu_set_free_fn(pool_put);
 	if (ret)
