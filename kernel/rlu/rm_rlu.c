@@ -661,6 +661,8 @@ static void synchronize(struct rm_rlu_ctx *self, u64 wc)
 		/* W5: every other online CPU runs ipi_mb(); wait for them. */
 #ifndef RM_MUTANT_NO_IPI
 		smp_call_function(ipi_mb, NULL, 1);
+#else
+		ipi_mb(NULL); /* the mutant: this CPU only */
 #endif
 		smp_mb(); /* and this CPU */
 	}
