@@ -26,6 +26,7 @@
  */
 #define _GNU_SOURCE
 #include <readmostly/bravo.h>
+#include <readmostly/bravo2d.h>
 #include <readmostly/thread.h>
 
 #include "env.h"
@@ -37,12 +38,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sched.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#if defined(__has_include)
+#if __has_include(<sys/rseq.h>)
+#include <sys/rseq.h>
+#define RM_HAVE_GLIBC_RSEQ 1
+#endif
+#endif
 
 /* Defined once, here, with default visibility: every shared object that
  * links libreadmostly sees this one table. */
-RM_API struct rm_bravo_table rm_bravo_table = {NULL, 0, 0, 9};
+RM_API struct rm_bravo_table rm_bravo_table = {NULL, 0, 0, 9, 0, 0, 0, 0, 0};
+/* The BRAVO-2D table (bravo2d.h), allocated on first use like the flat one. */
+RM_API struct rm_bravo_table rm_bravo2d_table = {NULL, 0, 0, 9, 0, 0, 0, 0, 0};
 RM_API __thread struct rm_bravo_clock_skip rm_bravo_tls_skip
     __attribute__((tls_model("initial-exec")));
 
@@ -112,6 +122,163 @@ RM_API int rm_bravo_table_init_slowpath(void) {
   return r;
 }
 
+/* ---- the BRAVO-2D table ---------------------------------------------------
+ * Allocated once, by rm_bravo2d_configure() or by the first slow reader of a
+ * BRAVO-2D lock.  The geometry must be whole before any reader sees the
+ * slots, and one allocation must win even when a configure call races a
+ * first slow read, so a state word decides who allocates (0 none, 1 being
+ * allocated, 2 done) instead of the flat table's race of whole tables.  A
+ * thread that finds 1 does not wait: a slow reader stays unbiased this
+ * time (EAGAIN), a configure call gets EBUSY.  The fork handler resets 1
+ * to 0 in the child (the allocating thread does not exist there). */
+static uint32_t t2d_state;
+
+/* The rseq area's offset from the thread pointer, or 0 when glibc did not
+ * register one (tunable glibc.pthread.rseq=0, an old kernel) or we have no
+ * reader for it on this architecture. */
+static intptr_t rseq_offset(void) {
+#if defined(RM_HAVE_GLIBC_RSEQ) && (defined(__x86_64__) || defined(__aarch64__))
+  /* __rseq_size is 0 when the registration failed or was disabled; the
+   * cpu_id field (after cpu_id_start) is negative when this thread is not
+   * registered. */
+  if (__rseq_size < 8 || __rseq_offset == 0) return 0;
+  const volatile int32_t *area =
+      (const volatile int32_t *)((char *)__builtin_thread_pointer() + __rseq_offset);
+  if (area[1] < 0) return 0;
+  return (intptr_t)__rseq_offset;
+#else
+  return 0;
+#endif
+}
+
+RM_API unsigned rm_bravo2d_cpu_slowpath(void) {
+  int c = sched_getcpu();
+  return c < 0 ? 0u : (unsigned)c;
+}
+
+static unsigned log2_pow2(size_t p) {
+  unsigned s = 0;
+  while (((size_t)1 << s) < p) s++;
+  return s;
+}
+
+static bool is_pow2(size_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+static const char *const cpu_sources[] = {"auto", "rseq", "getcpu", NULL};
+
+RM_API int rm_bravo2d_attr_init(struct rm_bravo2d_attr *a) {
+  if (!a) return EINVAL;
+  memset(a, 0, sizeof *a);
+  return 0;
+}
+
+/* Resolve the defaults of *a (from the environment and the machine) and
+ * check it: 0, EINVAL or ENOTSUP; *rs, *rows and *off are the geometry. */
+static int t2d_resolve(const struct rm_bravo2d_attr *a, size_t *slots, unsigned *rows,
+                       intptr_t *off, uint32_t *probe2) {
+  if (a->rows > 65536u || (a->rows != 0 && !is_pow2(a->rows))) return EINVAL;
+  if (a->slots != 0 && (!is_pow2(a->slots) || a->slots > ((size_t)1 << 24))) return EINVAL;
+  if (a->second_probe > 1u || a->cpu_source > RM_BRAVO2D_CPU_GETCPU) return EINVAL;
+  unsigned r = a->rows ? a->rows : (unsigned)pow2_at_least(rm_cpu_count());
+  size_t n = a->slots;
+  if (n == 0) {
+    n = rm_env_pow2("READMOSTLY_BRAVO2D_TABLE_SLOTS", 1, (size_t)1 << 24, default_slots());
+    /* A default too small for the rows grows to one sector a row. */
+    if (n < (size_t)r * RM_BRAVO2D_ROW_MIN) n = (size_t)r * RM_BRAVO2D_ROW_MIN;
+  }
+  if (n / r < RM_BRAVO2D_ROW_MIN) return EINVAL;
+  unsigned src = a->cpu_source;
+  if (src == RM_BRAVO2D_CPU_AUTO)
+    src = (unsigned)rm_env_choice("READMOSTLY_BRAVO2D_CPU", cpu_sources, 0);
+  intptr_t o = 0;
+  if (src != RM_BRAVO2D_CPU_GETCPU) {
+    o = rseq_offset();
+    if (o == 0 && src == RM_BRAVO2D_CPU_RSEQ) return ENOTSUP;
+  }
+  bool p2 = a->second_probe || rm_env_flag("READMOSTLY_BRAVO2D_PROBE2");
+  *slots = n;
+  *rows = r;
+  *off = o;
+  /* The second column: the first XOR half a row, in another cache sector
+   * of the same row (rows have 16 slots or more). */
+  *probe2 = p2 ? (uint32_t)(n / r / 2u) : 0u;
+  return 0;
+}
+
+static int t2d_init(const struct rm_bravo2d_attr *a, bool configuring) {
+  if (rm_atomic_load_acquire(&rm_bravo2d_table.slots)) return configuring ? EBUSY : 0;
+  struct rm_bravo2d_attr dflt;
+  rm_bravo2d_attr_init(&dflt);
+  if (!a) a = &dflt;
+  int cs;
+  /* The environment checks may print (see rm_bravo_table_init_slowpath). */
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
+  size_t slots = 0, bytes;
+  unsigned rows = 0;
+  intptr_t off = 0;
+  uint32_t probe2 = 0;
+  int r = t2d_resolve(a, &slots, &rows, &off, &probe2);
+  uint32_t none = 0;
+  if (r == 0 && !__atomic_compare_exchange_n(&t2d_state, &none, 1u, false, __ATOMIC_ACQUIRE,
+                                              __ATOMIC_ACQUIRE))
+    r = configuring ? EBUSY : (none == 2u ? 0 : EAGAIN);
+  else if (r == 0) {
+    int huge;
+    uintptr_t *s = map_table(slots, &bytes, &huge);
+    if (!s) {
+      r = ENOMEM;
+      __atomic_store_n(&t2d_state, 0u, __ATOMIC_RELEASE);
+    } else {
+      unsigned rs = log2_pow2(slots / rows);
+      rm_atomic_store_relaxed(&rm_bravo2d_table.mask, (uintptr_t)(slots - 1));
+      rm_atomic_store_relaxed(&rm_bravo2d_table.row_shift, (uint32_t)rs);
+      rm_atomic_store_relaxed(&rm_bravo2d_table.row_mask, (uint32_t)(rows - 1));
+      rm_atomic_store_relaxed(&rm_bravo2d_table.probe2_xor, probe2);
+      rm_atomic_store_relaxed(&rm_bravo2d_table.rseq_off, off);
+      rm_atomic_store_relaxed(&rm_bravo2d_table.stats_on,
+                              rm_atomic_load_relaxed(&rm_bravo_table.stats_on));
+      /* Release: the geometry above is visible to every thread that loads
+       * the slots with acquire (slow readers before they set a bias,
+       * writers before they scan). */
+      rm_atomic_store_release(&rm_bravo2d_table.slots, s);
+      __atomic_store_n(&t2d_state, 2u, __ATOMIC_RELEASE);
+    }
+  }
+  pthread_setcancelstate(cs, NULL);
+  return r;
+}
+
+RM_API int rm_bravo2d_configure(const struct rm_bravo2d_attr *a) {
+  if (!a) return EINVAL;
+  return t2d_init(a, true);
+}
+
+RM_API int rm_bravo2d_get_attr(struct rm_bravo2d_attr *out) {
+  if (!out) return EINVAL;
+  int e = t2d_init(NULL, false);
+  /* EAGAIN: another thread is allocating; wait for it (it never blocks). */
+  while (e == EAGAIN) {
+    sched_yield();
+    e = t2d_init(NULL, false);
+  }
+  if (e) return e;
+  unsigned rs = rm_atomic_load_relaxed(&rm_bravo2d_table.row_shift);
+  out->rows = rm_atomic_load_relaxed(&rm_bravo2d_table.row_mask) + 1u;
+  out->slots = (size_t)out->rows << rs;
+  out->second_probe = rm_atomic_load_relaxed(&rm_bravo2d_table.probe2_xor) != 0;
+  out->cpu_source = rm_atomic_load_relaxed(&rm_bravo2d_table.rseq_off) != 0
+                        ? RM_BRAVO2D_CPU_RSEQ
+                        : RM_BRAVO2D_CPU_GETCPU;
+  return 0;
+}
+
+RM_API int rm_bravo_table_init_table(struct rm_bravo_table *t) {
+  if (t == &rm_bravo_table) return rm_bravo_table_init_slowpath();
+  if (t == &rm_bravo2d_table) return t2d_init(NULL, false);
+  /* A private table is allocated by its lock's init. */
+  return rm_atomic_load_acquire(&t->slots) ? 0 : ENOMEM;
+}
+
 RM_API size_t rm_bravo_table_size(void) {
   if (rm_bravo_table_init_slowpath() != 0) return 0;
   return (size_t)rm_bravo_table.mask + 1;
@@ -127,6 +294,11 @@ RM_API int rm_bravo_table_private_init(struct rm_bravo_table *t, size_t slots) {
   memset(p, 0, slots * sizeof(uintptr_t));
   t->slots = (uintptr_t *)p;
   t->mask = slots - 1;
+  t->row_shift = 0; /* flat */
+  t->row_mask = 0;
+  t->probe2_xor = 0;
+  t->reserved = 0;
+  t->rseq_off = 0;
   t->stats_on = rm_bravo_table.stats_on;
   t->n = rm_bravo_table.n;
   return 0;
@@ -154,6 +326,7 @@ RM_API unsigned rm_bravo_inhibit_multiplier(void) {
 RM_API void rm_bravo_stats_enable(bool on) {
   if (on) rm_thread_self(); /* make sure the enabling thread has a record */
   rm_atomic_store_relaxed(&rm_bravo_table.stats_on, on ? 1u : 0u);
+  rm_atomic_store_relaxed(&rm_bravo2d_table.stats_on, on ? 1u : 0u);
 }
 
 RM_API void rm_bravo_stats_get(struct rm_bravo_stats *out) {
@@ -189,34 +362,62 @@ RM_API RM_COLD void rm_bravo_bad_unlock(const void *lock, rm_token_t tok) {
 
 /* ---- revocation --------------------------------------------------------- */
 
-/* Wait until no slot holds b (W2, W3).  0; EBUSY (try: some slot holds
+/* Wait until slot s no longer holds b (W2, W3).  0; EBUSY (try: it holds
  * b); ETIMEDOUT (timed: abstime passed first). */
+static RM_COLD int wait_slot_held(uintptr_t *s, struct rm_bravo_bias *b, int mode, int clk,
+                                   const struct timespec *abstime) {
+  if (mode == RM_BRAVO_REVOKE_TRY) return EBUSY;
+  rm_backoff_t bo = RM_BACKOFF_INIT;
+  unsigned polls = 0;
+  /* (W3) acquire: once the slot no longer holds this lock, the reader's
+   * critical section is over as far as we can observe (pairs with its
+   * release store R3).  A reader that loaded the bias before W1 may
+   * still CAS this lock into some slot after we passed it, but its
+   * re-check R2 then follows W1 in S, sees the bias off, and it backs
+   * out without entering: we need not look back.  The back-off sleeps
+   * with a raw system call: not a cancellation point. */
+  while (rm_bravo_slot_holds(rm_atomic_load_acquire(s), b)) {
+    if (mode == RM_BRAVO_REVOKE_TIMED && (++polls & 63u) == 0 &&
+        rm_timespec_expired(clk, abstime))
+      return ETIMEDOUT;
+    rm_backoff_wait(&bo);
+  }
+  return 0;
+}
+RM_INLINE int wait_slot(uintptr_t *s, struct rm_bravo_bias *b, int mode, int clk,
+                        const struct timespec *abstime) {
+  /* (W2) seq_cst load: sees any reader's slot that R2 did not beat. */
+  if (RM_LIKELY(!rm_bravo_slot_holds(rm_atomic_load_seq_cst(s), b))) return 0;
+  return wait_slot_held(s, b, mode, clk, abstime);
+}
+
+/* Wait until no slot of t holds b.  A flat table: every slot.  A BRAVO-2D
+ * table: the lock's column in every row (and the second probe's column),
+ * the only slots a reader of b ever installs b in, whatever CPU it ran on
+ * (bravo2d.h). */
 static int scan_table(struct rm_bravo_bias *b, struct rm_bravo_table *t, int mode, int clk,
                       const struct timespec *abstime) {
-  /* Acquire, pairing with the table's publication (release CAS of slots
-   * after mask): the mask we read belongs to these slots. */
+  /* Acquire, pairing with the table's publication (release of slots
+   * after the geometry): the mask and rows we read belong to these slots. */
   uintptr_t *slots = rm_atomic_load_acquire(&t->slots);
   if (!slots) return 0;
+  uint32_t rs = rm_atomic_load_relaxed(&t->row_shift);
+  if (rs != 0) {
+    uintptr_t rows = (uintptr_t)rm_atomic_load_relaxed(&t->row_mask) + 1;
+    uint32_t col = rm_bravo2d_column(b, rs);
+    uint32_t x = rm_atomic_load_relaxed(&t->probe2_xor);
+    for (uintptr_t r = 0; r < rows; r++) {
+      uintptr_t *row = slots + (r << rs);
+      int e = wait_slot(row + col, b, mode, clk, abstime);
+      if (!e && x) e = wait_slot(row + (col ^ x), b, mode, clk, abstime);
+      if (e) return e;
+    }
+    return 0;
+  }
   uintptr_t n = rm_atomic_load_relaxed(&t->mask) + 1;
   for (uintptr_t i = 0; i < n; i++) {
-    /* (W2) seq_cst load: sees any reader's slot that R2 did not beat. */
-    if (RM_LIKELY(!rm_bravo_slot_holds(rm_atomic_load_seq_cst(&slots[i]), b))) continue;
-    if (mode == RM_BRAVO_REVOKE_TRY) return EBUSY;
-    rm_backoff_t bo = RM_BACKOFF_INIT;
-    unsigned polls = 0;
-    /* (W3) acquire: once the slot no longer holds this lock, the reader's
-     * critical section is over as far as we can observe (pairs with its
-     * release store R3).  A reader that loaded the bias before W1 may
-     * still CAS this lock into some slot after we passed it, but its
-     * re-check R2 then follows W1 in S, sees the bias off, and it backs
-     * out without entering: we need not look back.  The back-off sleeps
-     * with a raw system call: not a cancellation point. */
-    while (rm_bravo_slot_holds(rm_atomic_load_acquire(&slots[i]), b)) {
-      if (mode == RM_BRAVO_REVOKE_TIMED && (++polls & 63u) == 0 &&
-          rm_timespec_expired(clk, abstime))
-        return ETIMEDOUT;
-      rm_backoff_wait(&bo);
-    }
+    int e = wait_slot(&slots[i], b, mode, clk, abstime);
+    if (e) return e;
   }
   return 0;
 }
@@ -415,8 +616,37 @@ static void bravo_fork_child(void) {
   errno = saved;
 }
 
+/* BRAVO-2D (bravo2d.h, FORK): the forking thread's slots cannot be told
+ * from others by their index (the row was a CPU's), so a slot of a lock
+ * whose bias is off is marked RM_BRAVO_SLOT_RELEASED rather than cleared:
+ * no writer waits for a marked slot, and the forking thread's own read
+ * unlock accepts the mark.  A table being allocated by another thread at
+ * the fork is forgotten (that thread does not exist here). */
+static void bravo2d_fork_child(void) {
+  if (t2d_state == 1u) t2d_state = 0u;
+  uintptr_t *slots = rm_bravo2d_table.slots;
+  if (!slots) return;
+  int saved = errno;
+  for (uintptr_t i = 0; i <= rm_bravo2d_table.mask; i++) {
+    uintptr_t v = slots[i], lk = RM_BRAVO_SLOT_LOCK(v);
+    if (!v || (v & RM_BRAVO_SLOT_RELEASED)) continue;
+    uint32_t word = 0;
+    if (probe_read((const void *)(lk + offsetof(struct rm_bravo_bias, rbias)), &word,
+                   sizeof word) &&
+        (word & RM_BRAVO_BIAS))
+      continue;
+    slots[i] = v | RM_BRAVO_SLOT_RELEASED;
+  }
+  errno = saved;
+}
+
+static void bravo_fork_child_all(void) {
+  bravo_fork_child();
+  bravo2d_fork_child();
+}
+
 __attribute__((constructor(103))) static void bravo_ctor(void) {
-  static const struct rm_thread_hooks hooks = {NULL, bravo_fork_child};
+  static const struct rm_thread_hooks hooks = {NULL, bravo_fork_child_all};
   rm_thread_add_hooks(&hooks);
   /* The range of rm_bravo_set_inhibit_multiplier(); messages: src/env.h. */
   rm_bravo_table.n = (uint32_t)rm_env_int("READMOSTLY_BRAVO_N", 0, 1000000, 9);
