@@ -26,6 +26,19 @@
  *                 (section 5.6).
  *   cs_efficiency thread 0 times its own lock+unlock pairs among N busy
  *                 readers (FCP paper, Table 3).
+ *   revocation    BRAVO only (bravo-ba, bravo2d-ba, bravo-pthread,
+ *                 bravo2d-pthread): one thread reads (a slow read, which
+ *                 turns the bias on: N = 0) then writes (which revokes), so
+ *                 every write revokes.  Each lock has a private table of
+ *                 --param slots=4096,16384,65536 slots (flat, or 2D with a
+ *                 row per CPU), so one run can vary the size.  Metrics:
+ *                 ns_per_revocation (the read+write iteration minus the
+ *                 same iteration with the bias kept off, N = 10^6),
+ *                 ns_per_iteration (the revoking iteration itself),
+ *                 scan_share (time inside the revocation's scan over the
+ *                 revoking iteration, from BRAVO's counters).  With
+ *                 --iterations N and --param part=revoke (or base) only
+ *                 that loop runs, N times: for callgrind.
  *
  * Each body is written once as an always-inline function taking the lock's
  * functions as arguments and instantiated per lock (RW_INSTANTIATE): after
@@ -34,6 +47,7 @@
 #include "locks.h"
 
 #include <readmostly/bravo.h>
+#include <readmostly/bravo2d.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -266,6 +280,57 @@ AI void *ht_writer_body(struct tctx *c, wl_fn wl, wl_fn wu, int insert) {
   return NULL;
 }
 
+
+/* revocation: each iteration a read pair (the slow path, which turns the
+ * bias on when N = 0) and a write pair (which revokes it). */
+AI double rev_body(void *l, uint64_t iters, double secs, rl_fn rl, ru_fn ru, wl_fn wl,
+                   wl_fn wu) {
+  rm_token_t t;
+  for (int i = 0; i < 100; i++) { rl(l, &t); ru(l, t); wl(l); wu(l); }
+  uint64_t n = 0, t0 = rm_now_ns(), t1;
+  if (iters) {
+    for (uint64_t i = 0; i < iters; i++) { rl(l, &t); ru(l, t); wl(l); wu(l); }
+    n = iters;
+    t1 = rm_now_ns();
+  } else {
+    uint64_t end = t0 + (uint64_t)(secs * 1e9);
+    do {
+      for (int i = 0; i < 256; i++) { rl(l, &t); ru(l, t); wl(l); wu(l); }
+      n += 256;
+      t1 = rm_now_ns();
+    } while (t1 < end);
+  }
+  return (double)(t1 - t0) / (double)n;
+}
+
+/* The revocation experiment's locks: private tables of rev_slots slots. */
+static size_t rev_slots = 4096;
+RM_BRAVO_DEFINE_PRIVATE(rvt_ba, rm_ba_t, rm_ba, rev_slots)
+RM_BRAVO2D_DEFINE_PRIVATE(rvt2d_ba, rm_ba_t, rm_ba, rev_slots)
+RM_BRAVO_DEFINE_PRIVATE(rvt_pth, rm_pthread_t, rm_pthread, rev_slots)
+RM_BRAVO2D_DEFINE_PRIVATE(rvt2d_pth, rm_pthread_t, rm_pthread, rev_slots)
+ADAPT_TOKEN(rev_ba, rvt_ba_t, rvt_ba)
+ADAPT_TOKEN(rev2d_ba, rvt2d_ba_t, rvt2d_ba)
+ADAPT_TOKEN(rev_pth, rvt_pth_t, rvt_pth)
+ADAPT_TOKEN(rev2d_pth, rvt2d_pth_t, rvt2d_pth)
+#define REV_LOCKS(X)                       \
+  X(rev_ba, "bravo-ba", rvt_ba_t)          \
+  X(rev2d_ba, "bravo2d-ba", rvt2d_ba_t)    \
+  X(rev_pth, "bravo-pthread", rvt_pth_t)   \
+  X(rev2d_pth, "bravo2d-pthread", rvt2d_pth_t)
+struct rev_lock {
+  const char *name;
+  size_t size;
+  void (*init)(void *), (*fini)(void *);
+  double (*run)(void *, uint64_t, double);
+};
+#define REV_FN(ID, NAME, T)                                         \
+  static double ID##_rev(void *l, uint64_t it, double s) {          \
+    return rev_body(l, it, s, ID##_rl, ID##_ru, ID##_wl, ID##_wu);  \
+  }
+REV_LOCKS(REV_FN)
+#define REV_ENTRY(ID, NAME, T) {NAME, sizeof(T), ID##_init, ID##_fini, ID##_rev},
+static const struct rev_lock rev_locks[] = {REV_LOCKS(REV_ENTRY)};
 
 /* ---- instantiation ------------------------------------------------------ */
 struct rw_fns {
@@ -555,6 +620,67 @@ static void exp_cs_efficiency(const struct bench_exp *e) {
   }
 }
 
+static void exp_revocation(const struct bench_exp *e) {
+  (void)e;
+  uint64_t sl[MAXLIST];
+  int nsl = bench_param_uints("slots", sl, MAXLIST);
+  const char *part = bench_param("part");
+  bool rev = strcmp(part, "base") != 0, base = strcmp(part, "revoke") != 0;
+  bool all = rev && base;
+  unsigned n_saved = rm_bravo_inhibit_multiplier();
+  for (int si = 0; si < nsl; si++) {
+    rev_slots = (size_t)sl[si];
+    char par[64];
+    snprintf(par, sizeof par, "slots=%llu", (unsigned long long)sl[si]);
+    for (int rep = 1; rep <= O.reps; rep++)
+      for (int i = 0; i < O.nimpl; i++) {
+        const struct rev_lock *rl = NULL;
+        for (size_t j = 0; j < sizeof rev_locks / sizeof rev_locks[0]; j++)
+          if (!strcmp(rev_locks[j].name, O.impl[i].name)) rl = &rev_locks[j];
+        if (!rl) continue; /* not BRAVO: nothing to revoke */
+        void *l = aligned_alloc(128, (rl->size + 127) / 128 * 128);
+        if (!l) bench_fatal("out of memory");
+        rl->init(l);
+        double t_rev = 0, t_base = 0, share = -1;
+        if (rev) {
+          /* N = 0: the slow read turns the bias on again at once. */
+          rm_bravo_set_inhibit_multiplier(0);
+          t_rev = rl->run(l, O.iterations, O.duration);
+          emit(rl->name, 1, par, rep, "ns_per_iteration", t_rev, "ns");
+        }
+        if (all) {
+          /* The scan's share, from BRAVO's counters, in a run of its own
+           * (the counters' cost stays out of the other two). */
+          bool was_on = rm_atomic_load_relaxed(&rm_bravo_table.stats_on) != 0;
+          rm_bravo_stats_enable(true);
+          rm_bravo_stats_reset();
+          uint64_t s0 = rm_now_ns();
+          rl->run(l, O.iterations, O.duration);
+          uint64_t s1 = rm_now_ns();
+          struct rm_bravo_stats st;
+          rm_bravo_stats_get(&st);
+          rm_bravo_stats_enable(was_on);
+          share = s1 > s0 ? (double)st.revoke_ns / (double)(s1 - s0) : 0;
+        }
+        if (base) {
+          /* N = 10^6: the first revocation keeps the bias off for the
+           * rest of the run; the same reads and writes, none revoking. */
+          rm_bravo_set_inhibit_multiplier(1000000u);
+          t_base = rl->run(l, O.iterations, O.duration);
+          emit(rl->name, 1, par, rep, "ns_per_iteration_bias_off", t_base, "ns");
+        }
+        if (all) {
+          emit(rl->name, 1, par, rep, "ns_per_revocation", t_rev > t_base ? t_rev - t_base : 0,
+               "ns");
+          emit(rl->name, 1, par, rep, "scan_share", share, "1");
+        }
+        rm_bravo_set_inhibit_multiplier(n_saved);
+        rl->fini(l);
+        free(l);
+      }
+  }
+}
+
 /* ---- the family ------------------------------------------------------------- */
 static const struct bench_param p_latency[] = {
     {"op", BENCH_P_CHOICE, "both", 0, 0, "read|write|bias_off|both", "which pairs to time"},
@@ -570,6 +696,13 @@ static const struct bench_param p_hashtable[] = {
     {"keys", BENCH_P_UINT, "65536", 2, 1u << 26, NULL, "key range (the map is half full)"}, BENCH_PARAM_END};
 static const struct bench_param p_cs_efficiency[] = {
     {"readers", BENCH_P_UINTS, "0,1,2,4", 0, 255, NULL, "busy readers beside the timed thread"},
+    BENCH_PARAM_END};
+
+static const struct bench_param p_revocation[] = {
+    {"slots", BENCH_P_UINTS, "4096,16384,65536", 16, 1u << 24, NULL,
+     "slots in each lock's private table"},
+    {"part", BENCH_P_CHOICE, "all", 0, 0, "all|revoke|base",
+     "which loops run (revoke or base alone: for callgrind)"},
     BENCH_PARAM_END};
 
 #define LOCKS {&bench_locks, NULL}
@@ -589,6 +722,8 @@ static const struct bench_exp rwlock_exps[] = {
      "has no write lock", p_hashtable, true, exp_hashtable, 0},
     {"cs_efficiency", "reader / writer lock+unlock latency with N busy readers (param readers=N)",
      LOCKS, BENCH_IMPL_READ_ONLY, "has no write lock", p_cs_efficiency, false, exp_cs_efficiency, 0},
+    {"revocation", "BRAVO: every write revokes; ns per revocation, private table of N slots",
+     LOCKS, BENCH_IMPL_READ_ONLY, "has no write lock", p_revocation, false, exp_revocation, 0},
 };
 const struct bench_family bench_rwlock_family = {"rwlock", rwlock_exps,
                                                  sizeof rwlock_exps / sizeof rwlock_exps[0]};

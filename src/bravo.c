@@ -272,6 +272,31 @@ RM_API int rm_bravo2d_get_attr(struct rm_bravo2d_attr *out) {
   return 0;
 }
 
+RM_API int rm_bravo2d_table_private_init(struct rm_bravo_table *t, size_t slots, unsigned rows,
+                                         unsigned second_probe) {
+  if (!t || slots == 0 || slots > ((size_t)1 << 24)) return EINVAL;
+  struct rm_bravo2d_attr a;
+  rm_bravo2d_attr_init(&a);
+  a.rows = rows;
+  a.second_probe = second_probe;
+  size_t n;
+  unsigned r;
+  intptr_t off;
+  uint32_t probe2;
+  a.slots = pow2_at_least(slots);
+  if (a.rows == 0) a.rows = (unsigned)pow2_at_least(rm_cpu_count());
+  if (a.slots < (size_t)a.rows * RM_BRAVO2D_ROW_MIN) a.slots = (size_t)a.rows * RM_BRAVO2D_ROW_MIN;
+  int e = t2d_resolve(&a, &n, &r, &off, &probe2);
+  if (e) return e;
+  e = rm_bravo_table_private_init(t, n);
+  if (e) return e;
+  t->row_shift = log2_pow2(n / r);
+  t->row_mask = r - 1;
+  t->probe2_xor = probe2;
+  t->rseq_off = off;
+  return 0;
+}
+
 RM_API int rm_bravo_table_init_table(struct rm_bravo_table *t) {
   if (t == &rm_bravo_table) return rm_bravo_table_init_slowpath();
   if (t == &rm_bravo2d_table) return t2d_init(NULL, false);

@@ -130,6 +130,13 @@ struct rm_bravo2d_attr {
 RM_API int rm_bravo2d_attr_init(struct rm_bravo2d_attr *a);
 RM_API int rm_bravo2d_configure(const struct rm_bravo2d_attr *a);
 RM_API int rm_bravo2d_get_attr(struct rm_bravo2d_attr *out);
+/* A private BRAVO-2D table (one per lock, for the benchmarks' revocation
+ * experiment): `slots` slots (rounded up to a power of two, at least one
+ * sector a row) in `rows` rows (0: the CPUs), the CPU number as the shared
+ * table takes it, second probe 0 or 1.  0, EINVAL, ENOMEM.  Freed with
+ * rm_bravo_table_private_destroy(). */
+RM_API int rm_bravo2d_table_private_init(struct rm_bravo_table *t, size_t slots, unsigned rows,
+                                         unsigned second_probe);
 /* The CPU number where rseq is not used: sched_getcpu(), 0 if it fails. */
 RM_API unsigned rm_bravo2d_cpu_slowpath(void);
 
@@ -253,6 +260,35 @@ RM_INLINE int rm_bravo2d_read_unlock_fast(struct rm_bravo_bias *b, rm_token_t to
 #define RM_BRAVO2D_DEFINE_TIMED(NAME, UTYPE, UPFX)                                  \
   RM_BRAVO2D_DEFINE(NAME, UTYPE, UPFX)                                              \
   RM_BRAVO_DEFINE_TIMED_PART_K(NAME, UTYPE, UPFX, RM_BRAVO2D_TABLE, rm_bravo2d)
+
+/* BRAVO-2D with a private table of SLOTS slots per lock (benchmarks).  No
+ * static initializer: _init allocates (ENOMEM), _destroy frees. */
+#define RM_BRAVO2D_DEFINE_PRIVATE(NAME, UTYPE, UPFX, SLOTS)                         \
+  typedef struct NAME {                                                             \
+    struct rm_bravo_bias bias;                                                      \
+    UTYPE under;                                                                    \
+    struct rm_bravo_table table;                                                    \
+  } NAME##_t;                                                                       \
+  RM_GEN_INLINE int NAME##_init(NAME##_t *l) {                                      \
+    if (!l) return EINVAL;                                                          \
+    l->bias.rbias = 0;                                                              \
+    l->bias.revoke_pending = 0;                                                     \
+    l->bias.backoff = 0;                                                            \
+    l->bias.inhibit_until = 0;                                                      \
+    int e = rm_bravo2d_table_private_init(&l->table, (SLOTS), 0, 0);                \
+    if (e) return e;                                                                \
+    e = UPFX##_init(&l->under);                                                     \
+    if (e) rm_bravo_table_private_destroy(&l->table);                               \
+    return e;                                                                       \
+  }                                                                                 \
+  RM_GEN_INLINE int NAME##_destroy(NAME##_t *l) {                                   \
+    if (!l) return EINVAL;                                                          \
+    int e = UPFX##_destroy(&l->under);                                              \
+    if (e) return e;                                                                \
+    rm_bravo_table_private_destroy(&l->table);                                      \
+    return 0;                                                                       \
+  }                                                                                 \
+  RM_BRAVO_DEFINE_CORE_K(NAME, UTYPE, UPFX, RM_BRAVO_PRIVATE_TABLE, rm_bravo2d)
 
 #ifdef __cplusplus
 }
