@@ -681,6 +681,46 @@ static void exp_revocation(const struct bench_exp *e) {
   }
 }
 
+static void exp_scan(const struct bench_exp *e) {
+  (void)e;
+  uint64_t sl[MAXLIST];
+  int nsl = bench_param_uints("slots", sl, MAXLIST);
+  const char *want = bench_param("method");
+  static const char *const names[] = {"plain", "sse2", "avx2"};
+  for (int si = 0; si < nsl; si++) {
+    size_t n = (size_t)sl[si];
+    uintptr_t *t = (uintptr_t *)aligned_alloc(128, n * sizeof *t < 128 ? 128 : n * sizeof *t);
+    if (!t) bench_fatal("out of memory");
+    memset(t, 0, n * sizeof *t);
+    /* Sparse, as the table is: 4 readers published. */
+    for (int k = 1; k <= 4; k++) t[n * (size_t)k / 5] = (uintptr_t)0x1000 * (uintptr_t)k;
+    char par[96];
+    for (int mi = 0; mi < 3; mi++) {
+      if (strcmp(want, "all") != 0 && strcmp(want, names[mi]) != 0) continue;
+      int m = RM_BRAVO_SCAN_PLAIN + mi;
+      if (rm_bravo_scan_nonzero(t, 0, n, m) == n) continue; /* not on this CPU */
+      snprintf(par, sizeof par, "slots=%zu;method=%s", n, names[mi]);
+      for (int rep = 1; rep <= O.reps; rep++) {
+        uint64_t iters = 0, found = 0, t0 = rm_now_ns(), t1;
+        uint64_t end = t0 + (uint64_t)(O.duration * 1e9);
+        do {
+          size_t i = 0;
+          while ((i = rm_bravo_scan_nonzero(t, i, n, m)) < n) {
+            found++;
+            i++;
+          }
+          iters++;
+          t1 = rm_now_ns();
+        } while (O.iterations ? iters < O.iterations : t1 < end);
+        if (found != 4 * iters) bench_fatal("scan %s found %llu slots in %llu scans", names[mi],
+                                            (unsigned long long)found, (unsigned long long)iters);
+        emit("table", 1, par, rep, "ns_per_scan", (double)(t1 - t0) / (double)iters, "ns");
+      }
+    }
+    free(t);
+  }
+}
+
 /* ---- the family ------------------------------------------------------------- */
 static const struct bench_param p_latency[] = {
     {"op", BENCH_P_CHOICE, "both", 0, 0, "read|write|bias_off|both", "which pairs to time"},
@@ -705,6 +745,11 @@ static const struct bench_param p_revocation[] = {
      "which loops run (revoke or base alone: for callgrind)"},
     BENCH_PARAM_END};
 
+static const struct bench_param p_scan[] = {
+    {"slots", BENCH_P_UINTS, "4096,16384,65536", 16, 1u << 24, NULL, "slots in the table"},
+    {"method", BENCH_P_CHOICE, "all", 0, 0, "all|plain|sse2|avx2", "which scans to time"},
+    BENCH_PARAM_END};
+
 #define LOCKS {&bench_locks, NULL}
 static const struct bench_exp rwlock_exps[] = {
     {"latency", "one thread: ns per read / write lock+unlock pair", LOCKS, 0, NULL, p_latency,
@@ -724,6 +769,8 @@ static const struct bench_exp rwlock_exps[] = {
      LOCKS, BENCH_IMPL_READ_ONLY, "has no write lock", p_cs_efficiency, false, exp_cs_efficiency, 0},
     {"revocation", "BRAVO: every write revokes; ns per revocation, private table of N slots",
      LOCKS, BENCH_IMPL_READ_ONLY, "has no write lock", p_revocation, false, exp_revocation, 0},
+    {"scan", "BRAVO's flat-table revocation scan alone (4 of N slots taken): ns per scan",
+     LOCKS, 0, NULL, p_scan, false, exp_scan, 0},
 };
 const struct bench_family bench_rwlock_family = {"rwlock", rwlock_exps,
                                                  sizeof rwlock_exps / sizeof rwlock_exps[0]};

@@ -416,6 +416,136 @@ RM_INLINE int wait_slot(uintptr_t *s, struct rm_bravo_bias *b, int mode, int clk
   return wait_slot_held(s, b, mode, clk, abstime);
 }
 
+/* ---- the flat table's scan ---------------------------------------------------
+ * A revoking writer of a flat table must look at every slot, and the table
+ * is almost always nearly empty.  So the scan first looks for nonzero slots
+ * a cache line or a sector at a time (SIMD: OR the slots together, test
+ * for zero) and gives each nonzero slot to wait_slot(), which reads it
+ * again with the ordering of W2/W3.
+ *
+ * Ordering of the SIMD loads (x86-64 only).  A slot that the vector load
+ * sees as 0 is skipped, so that load stands for W2: it must not miss a
+ * reader whose re-check R2 saw the bias on.  x86-64 orders every ordinary
+ * load, vector loads included (not the non-temporal ones, which we do not
+ * use), after an earlier locked instruction or MFENCE, and loads after
+ * loads; W1 is a locked RMW followed by a full fence (rm_fence_store_load),
+ * so every vector load reads memory after W1 is visible to all CPUs, which
+ * is all the Dekker argument of bravo.h needs from a seq_cst load.  Each
+ * aligned 8-byte slot inside a 16- or 32-byte aligned load is read whole.
+ * W3 (acquire) is what a load of 0 after the reader's release store R3
+ * needs to order its section before ours: x86 loads are acquire loads in
+ * hardware, and the compiler barrier after the scan (an acquire fence,
+ * which is no instruction on x86) keeps the compiler from moving our later
+ * accesses above it.  The C11 model has no words for mixed-size atomics,
+ * so this is the one place where the argument is x86-TSO's rather than
+ * C11's; ThreadSanitizer builds, and other architectures, use the plain C
+ * scan (seq_cst loads, one slot at a time).
+ */
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define RM_BRAVO_NO_SIMD 1
+#endif
+#endif
+#ifndef RM_BRAVO_NO_SIMD
+#define RM_BRAVO_SIMD 1
+#include <immintrin.h>
+#endif
+#endif
+
+/* First index >= i of a nonzero slot in s[0..n), or n. */
+static size_t scan_plain(const uintptr_t *s, size_t i, size_t n) {
+  for (; i < n; i++)
+    if (rm_atomic_load_seq_cst((uintptr_t *)&s[i]) != 0) return i; /* (W2) */
+  return i;
+}
+
+#ifdef RM_BRAVO_SIMD
+/* 8 slots (one 64-byte line) a step; s is page-aligned, so the steps from
+ * an index that is a multiple of 8 are line-aligned. */
+static size_t scan_sse2(const uintptr_t *s, size_t i, size_t n) {
+  while (i < n && (i & 7u)) {
+    if (s[i]) return i;
+    i++;
+  }
+  const __m128i zero = _mm_setzero_si128();
+  for (; i + 8 <= n; i += 8) {
+    const __m128i *p = (const __m128i *)(const void *)&s[i];
+    __m128i v = _mm_or_si128(_mm_or_si128(_mm_load_si128(p), _mm_load_si128(p + 1)),
+                             _mm_or_si128(_mm_load_si128(p + 2), _mm_load_si128(p + 3)));
+    if (_mm_movemask_epi8(_mm_cmpeq_epi8(v, zero)) != 0xFFFF) break;
+  }
+  for (; i < n; i++)
+    if (s[i]) break;
+  /* Acquire (a compiler barrier on x86): see above. */
+  __atomic_thread_fence(__ATOMIC_ACQUIRE);
+  return i;
+}
+
+/* 16 slots (one 128-byte sector) a step. */
+__attribute__((target("avx2"))) static size_t scan_avx2(const uintptr_t *s, size_t i,
+                                                        size_t n) {
+  while (i < n && (i & 15u)) {
+    if (s[i]) return i;
+    i++;
+  }
+  for (; i + 16 <= n; i += 16) {
+    const __m256i *p = (const __m256i *)(const void *)&s[i];
+    __m256i v = _mm256_or_si256(_mm256_or_si256(_mm256_load_si256(p), _mm256_load_si256(p + 1)),
+                                _mm256_or_si256(_mm256_load_si256(p + 2), _mm256_load_si256(p + 3)));
+    if (!_mm256_testz_si256(v, v)) break;
+  }
+  for (; i < n; i++)
+    if (s[i]) break;
+  __atomic_thread_fence(__ATOMIC_ACQUIRE);
+  return i;
+}
+#endif
+
+typedef size_t (*scan_fn)(const uintptr_t *, size_t, size_t);
+/* The method in use (RM_BRAVO_SCAN_*); chosen at start-up. */
+static int scan_method = RM_BRAVO_SCAN_PLAIN;
+
+static bool scan_supported(int m) {
+  if (m == RM_BRAVO_SCAN_PLAIN) return true;
+#ifdef RM_BRAVO_SIMD
+  if (m == RM_BRAVO_SCAN_SSE2) return true;
+  if (m == RM_BRAVO_SCAN_AVX2) return __builtin_cpu_supports("avx2");
+#endif
+  return false;
+}
+
+static scan_fn scan_of(int m) {
+#ifdef RM_BRAVO_SIMD
+  if (m == RM_BRAVO_SCAN_SSE2) return scan_sse2;
+  if (m == RM_BRAVO_SCAN_AVX2) return scan_avx2;
+#endif
+  (void)m;
+  return scan_plain;
+}
+
+static int scan_best(void) {
+  if (scan_supported(RM_BRAVO_SCAN_AVX2)) return RM_BRAVO_SCAN_AVX2;
+  if (scan_supported(RM_BRAVO_SCAN_SSE2)) return RM_BRAVO_SCAN_SSE2;
+  return RM_BRAVO_SCAN_PLAIN;
+}
+
+RM_API int rm_bravo_set_scan(int method) {
+  if (method < RM_BRAVO_SCAN_AUTO || method > RM_BRAVO_SCAN_AVX2) return EINVAL;
+  if (method == RM_BRAVO_SCAN_AUTO) method = scan_best();
+  if (!scan_supported(method)) return ENOTSUP;
+  rm_atomic_store_relaxed(&scan_method, method);
+  return 0;
+}
+
+RM_API int rm_bravo_scan(void) { return rm_atomic_load_relaxed(&scan_method); }
+
+RM_API size_t rm_bravo_scan_nonzero(const uintptr_t *slots, size_t from, size_t n, int method) {
+  if (method == RM_BRAVO_SCAN_AUTO) method = rm_bravo_scan();
+  if (!slots || !scan_supported(method)) return n;
+  return scan_of(method)(slots, from, n);
+}
+
 /* Wait until no slot of t holds b.  A flat table: every slot.  A BRAVO-2D
  * table: the lock's column in every row (and the second probe's column),
  * the only slots a reader of b ever installs b in, whatever CPU it ran on
@@ -440,7 +570,10 @@ static int scan_table(struct rm_bravo_bias *b, struct rm_bravo_table *t, int mod
     return 0;
   }
   uintptr_t n = rm_atomic_load_relaxed(&t->mask) + 1;
-  for (uintptr_t i = 0; i < n; i++) {
+  /* Any method finds every nonzero slot (see above); changing it while a
+   * scan runs is harmless. */
+  scan_fn next = scan_of(rm_atomic_load_relaxed(&scan_method));
+  for (size_t i = next(slots, 0, n); i < n; i = next(slots, i + 1, n)) {
     int e = wait_slot(&slots[i], b, mode, clk, abstime);
     if (e) return e;
   }
@@ -675,5 +808,15 @@ __attribute__((constructor(103))) static void bravo_ctor(void) {
   rm_thread_add_hooks(&hooks);
   /* The range of rm_bravo_set_inhibit_multiplier(); messages: src/env.h. */
   rm_bravo_table.n = (uint32_t)rm_env_int("READMOSTLY_BRAVO_N", 0, 1000000, 9);
+  /* The flat table's scan: the widest the CPU has, or
+   * READMOSTLY_BRAVO_SCAN=plain|sse2|avx2 (one it lacks falls back to the
+   * widest it has, with a message). */
+  static const char *const scans[] = {"auto", "plain", "sse2", "avx2", NULL};
+  int m = rm_env_choice("READMOSTLY_BRAVO_SCAN", scans, RM_BRAVO_SCAN_AUTO);
+  if (rm_bravo_set_scan(m) != 0) {
+    rm_env_report("READMOSTLY_BRAVO_SCAN", scans[m], "not supported by this CPU or build",
+                  "the widest supported");
+    rm_bravo_set_scan(RM_BRAVO_SCAN_AUTO);
+  }
   if (rm_env_flag("READMOSTLY_STATS")) rm_bravo_stats_enable(true);
 }

@@ -251,6 +251,29 @@ RM_API void rm_bravo_stats_reset(void);
 /* Slots in the global table (allocating it if needed); 0 on ENOMEM. */
 RM_API size_t rm_bravo_table_size(void);
 
+/*
+ * The revocation scan of a flat table (docs/bravo-future.md): it looks for
+ * nonzero slots a cache line at a time with SSE2, or a 128-byte sector at a
+ * time with AVX2 where the CPU has it (chosen at start-up with
+ * __builtin_cpu_supports), and one slot at a time in plain C elsewhere
+ * (other architectures, ThreadSanitizer builds).  Every method finds every
+ * slot that holds the lock; only the speed differs.
+ * rm_bravo_set_scan(m): 0; EINVAL for an unknown m; ENOTSUP when this CPU
+ * or build lacks it.  RM_BRAVO_SCAN_AUTO picks the widest supported; so
+ * does the start-up default, or READMOSTLY_BRAVO_SCAN=plain|sse2|avx2.
+ * rm_bravo_scan() is the method in use (never AUTO).
+ * rm_bravo_scan_nonzero(slots, from, n, m) is the scan itself, for the
+ * benchmarks: the first index >= from of a nonzero slot of slots[0..n)
+ * (slots aligned to 32 bytes), or n; n also when m is not supported.
+ */
+#define RM_BRAVO_SCAN_AUTO 0
+#define RM_BRAVO_SCAN_PLAIN 1
+#define RM_BRAVO_SCAN_SSE2 2
+#define RM_BRAVO_SCAN_AVX2 3
+RM_API int rm_bravo_set_scan(int method);
+RM_API int rm_bravo_scan(void);
+RM_API size_t rm_bravo_scan_nonzero(const uintptr_t *slots, size_t from, size_t n, int method);
+
 /* ---- out-of-line parts (src/bravo.c) ------------------------------------------ */
 
 /* Allocate the global table if needed.  0 or ENOMEM. */
