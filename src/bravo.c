@@ -173,7 +173,9 @@ RM_API int rm_bravo2d_attr_init(struct rm_bravo2d_attr *a) {
 }
 
 /* Resolve the defaults of *a (from the environment and the machine) and
- * check it: 0, EINVAL or ENOTSUP; *rs, *rows and *off are the geometry. */
+ * check it: 0, EINVAL or ENOTSUP; *slots, *rows, *off (rseq offset, 0 for
+ * sched_getcpu) and *probe2 (the second column's XOR, 0 for none) are the
+ * geometry. */
 static int t2d_resolve(const struct rm_bravo2d_attr *a, size_t *slots, unsigned *rows,
                        intptr_t *off, uint32_t *probe2) {
   if (a->rows > 65536u || (a->rows != 0 && !is_pow2(a->rows))) return EINVAL;
@@ -219,6 +221,9 @@ static int t2d_init(const struct rm_bravo2d_attr *a, bool configuring) {
   uint32_t probe2 = 0;
   int r = t2d_resolve(a, &slots, &rows, &off, &probe2);
   uint32_t none = 0;
+  /* Acquire on failure: a thread that finds 2 (done) also sees the slots
+   * and geometry stored before the release store of 2 below.  Acquire on
+   * success orders nothing we need; the table is ours to fill. */
   if (r == 0 && !__atomic_compare_exchange_n(&t2d_state, &none, 1u, false, __ATOMIC_ACQUIRE,
                                               __ATOMIC_ACQUIRE))
     r = configuring ? EBUSY : (none == 2u ? 0 : EAGAIN);
@@ -781,7 +786,9 @@ static void bravo_fork_child(void) {
  * unlock accepts the mark.  A table being allocated by another thread at
  * the fork is forgotten (that thread does not exist here). */
 static void bravo2d_fork_child(void) {
-  if (t2d_state == 1u) t2d_state = 0u;
+  /* Relaxed: the child runs one thread. */
+  if (__atomic_load_n(&t2d_state, __ATOMIC_RELAXED) == 1u)
+    __atomic_store_n(&t2d_state, 0u, __ATOMIC_RELAXED);
   uintptr_t *slots = rm_bravo2d_table.slots;
   if (!slots) return;
   int saved = errno;
