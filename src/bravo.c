@@ -240,8 +240,9 @@ static int t2d_init(const struct rm_bravo2d_attr *a, bool configuring) {
       rm_atomic_store_relaxed(&rm_bravo2d_table.row_mask, (uint32_t)(rows - 1));
       rm_atomic_store_relaxed(&rm_bravo2d_table.probe2_xor, probe2);
       rm_atomic_store_relaxed(&rm_bravo2d_table.rseq_off, off);
-      rm_atomic_store_relaxed(&rm_bravo2d_table.stats_on,
-                              rm_atomic_load_relaxed(&rm_bravo_table.stats_on));
+      /* stats_on is not ours to write: rm_bravo_stats_enable() sets it in
+       * both tables, and other threads read it (plainly) while we
+       * allocate. */
       /* Release: the geometry above is visible to every thread that loads
        * the slots with acquire (slow readers before they set a bias,
        * writers before they scan). */
