@@ -66,6 +66,7 @@ set(RM_BENCH_SMOKE
   "hashtable|--threads|1,3|--param|keys=1024"
   "cs_efficiency|--impl|prwlock,pthread,bravo-ba|--param|readers=0,1,3"
   "scan|--param|slots=4096,16384"
+  "revoke_tail|--impl|bravo-ba,bravo2d-ba|--threads|1,3"
   "revocation|--impl|bravo-ba,bravo2d-ba,bravo-pthread,bravo2d-pthread|--param|slots=4096,16384"
   "writer_freq|--impl|prwlock,pthread,rcu,rcu-fence,urcu-memb,urcu-qsbr|--threads|1,3|--param|delay_us=10"
   "sleepers|--impl|prwlock,pthread|--threads|3|--param|sleepy=0,1"

@@ -88,6 +88,12 @@ RCSV=$OUT/results.csv
 "$BENCH" readers --impl bravo-ba,bravo2d-ba,bravo-pthread,bravo2d-pthread --threads 1,2,8 \
   --duration "$DUR" --reps "$REPS" --csv "$RCSV.readers" >/dev/null
 grep -v '^#' "$RCSV.readers" | tail -n +2 >>"$RCSV"
+# Readers' tail while a writer revokes every 100 us (bravo-ba brings its
+# Listing 1 form, bravo-ba-listing1, along).
+"$BENCH" revoke_tail --impl bravo-ba,bravo2d-ba --threads 1 --duration "$DUR" --reps "$REPS" \
+  --csv "$RCSV.tail" >/dev/null
+grep -v '^#' "$RCSV.tail" | tail -n +2 >>"$RCSV"
+rm -f "$RCSV.tail"
 # BRAVO-2D with the second probe, as impl "bravo2d-ba+probe2".
 READMOSTLY_BRAVO2D_PROBE2=1 "$BENCH" readers --impl bravo2d-ba --threads 1,2,8 \
   --duration "$DUR" --reps "$REPS" --csv "$RCSV.readers" >/dev/null
@@ -137,6 +143,14 @@ ins() { awk -F, -v w="$1" -v i="$2" -v p="$3" '$1 == w && $2 == i && $3 == p {pr
   echo "| --- | ---: | ---: | ---: | ---: |"
   for i in bravo-ba bravo2d-ba bravo2d-ba+probe2 bravo-pthread bravo2d-pthread; do
     echo "| $i | $(ins read_pair "$i" "") | $(med "$i" 1 "" ops_per_sec) | $(med "$i" 2 "" ops_per_sec) | $(med "$i" 8 "" ops_per_sec) |"
+  done
+  echo
+  echo "### Readers while a writer revokes every 100 us (1 reader, noisy)"
+  echo
+  echo "| impl | p99 ns | p99.9 ns | p99.99 ns | max ns |"
+  echo "| --- | ---: | ---: | ---: | ---: |"
+  for i in bravo-ba-listing1 bravo-ba bravo2d-ba; do
+    echo "| $i | $(med "$i" 1 period_us=100 read_p99_ns) | $(med "$i" 1 period_us=100 read_p999_ns) | $(med "$i" 1 period_us=100 read_p9999_ns) | $(med "$i" 1 period_us=100 read_max_ns) |"
   done
   if grep -q '^scan_' "$ICSV"; then
     echo
