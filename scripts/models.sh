@@ -52,6 +52,15 @@ runs=(
   "rcu~no_gate|rcu.pml|-DFENCEMODE -DMUTANT_no_gate|fail|the fence-free entry without the gate skips the fence in fence mode|assert"
   "rcu~gp_round_down|rcu.pml|-DNU=2 -DR1ITER=0 -DMUTANT_gp_round_down|fail|a caller shares a grace period that began before its update|assert"
   "rcu~switch_gate_open|rcu.pml|-DSWITCH -DR1ITER=0 -DMUTANT_switch_gate_open|fail|a reader skips its fence after the switch to fence mode|assert"
+  "bravo|bravo.pml|-DRITER=2 -DWITER=2|pass|"
+  "bravo.collide|bravo.pml|-DCOLLIDE -DRITER=2|pass|"
+  "bravo.try|bravo.pml|-DTRY -DRITER=2|pass|"
+  "bravo.shared|bravo.pml|-DSHARED -DRITER=2 -DWITER=2|pass|"
+  "bravo~no_recheck|bravo.pml|-DMUTANT_no_recheck|fail|a reader enters after the writer's scan passed its slot|assert"
+  "bravo~scan_first|bravo.pml|-DMUTANT_scan_first|fail|the scan passes a slot before the bias is off: its reader re-checks the bias still on|assert"
+  "bravo~clear_plain|bravo.pml|-DMUTANT_clear_plain|fail|the cleared bias still in the writer's store buffer when a reader re-checks it|assert"
+  "bravo~rebias_counted|bravo.pml|-DMUTANT_rebias_counted|fail|a slow reader turns the bias on while a writer revokes without A|assert"
+  "bravo~backout_store|bravo.pml|-DSHARED -DMUTANT_backout_store|fail|the back-out erases a foreign release that marked its slot: the released hold stays in the table|end"
 )
 [ -f models/runs.list ] && while IFS= read -r l; do
   case $l in ''|'#'*) ;; *) runs+=("$l") ;; esac
