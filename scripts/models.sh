@@ -61,6 +61,15 @@ runs=(
   "bravo~clear_plain|bravo.pml|-DMUTANT_clear_plain|fail|the cleared bias still in the writer's store buffer when a reader re-checks it|assert"
   "bravo~rebias_counted|bravo.pml|-DMUTANT_rebias_counted|fail|a slow reader turns the bias on while a writer revokes without A|assert"
   "bravo~backout_store|bravo.pml|-DSHARED -DMUTANT_backout_store|fail|the back-out erases a foreign release that marked its slot: the released hold stays in the table|end"
+  "rlu|rlu.pml||pass|"
+  "rlu.ff|rlu.pml|-DFF|pass|"
+  "rlu.close|rlu.pml|-DCLOSE -DNR=1|pass|"
+  "rlu.2w|rlu.pml|-DNR=1 -DNW=2|pass|"
+  "rlu~naive_clock|rlu.pml|-DNR=1 -DNW=2 -DMUTANT_naive_clock|fail|the write-clock race of the reference: a section steals one copy of a commit and reads the other's original|assert"
+  "rlu~no_gate|rlu.pml|-DCLOSE -DNR=1 -DMUTANT_no_gate|fail|the fence-free entry without the gate skips its fence after the close's membarrier|assert"
+  "rlu~sync_trusts_counter|rlu.pml|-DFF -DMUTANT_sync_trusts_counter|fail|synchronize skips a reader whose odd run counter is still in its store buffer|assert"
+  "rlu~sync_before_step|rlu.pml|-DMUTANT_sync_before_step|fail|synchronize skips a reader whose run counter it read before the clock step|assert"
+  "rlu~no_entry_fence|rlu.pml|-DMUTANT_no_entry_fence|fail|the fenced entry without its fence: the odd run counter still buffered when the writer looks|assert"
 )
 [ -f models/runs.list ] && while IFS= read -r l; do
   case $l in ''|'#'*) ;; *) runs+=("$l") ;; esac
