@@ -70,6 +70,12 @@ runs=(
   "rlu~sync_trusts_counter|rlu.pml|-DFF -DMUTANT_sync_trusts_counter|fail|synchronize skips a reader whose odd run counter is still in its store buffer|assert"
   "rlu~sync_before_step|rlu.pml|-DMUTANT_sync_before_step|fail|synchronize skips a reader whose run counter it read before the clock step|assert"
   "rlu~no_entry_fence|rlu.pml|-DMUTANT_no_entry_fence|fail|the fenced entry without its fence: the odd run counter still buffered when the writer looks|assert"
+  "prwlock|prwlock.pml||pass|"
+  "prwlock.pass|prwlock.pml|-DPASS|pass|"
+  "prwlock~active_no_recheck|prwlock.pml|-DMUTANT_active_no_recheck|fail|an active reader enters under a writer that read the count before its increment|assert"
+  "prwlock~downgrade_active_late|prwlock.pml|-DPASS -DMUTANT_downgrade_active_late|fail|the next writer's wait_active reads the count before the downgraded reader's increment|assert"
+  "prwlock~downgrade_passes|prwlock.pml|-DPASS -DMUTANT_downgrade_passes|fail|a waiting writer takes the passed word without a consensus while the downgraded reader reads|assert"
+  "prwlock~pass_two_steps|prwlock.pml|-DPASS -DMUTANT_pass_two_steps|fail|the word is free between the steps: the waiter takes it there, and the late pass is taken by nobody|end"
 )
 [ -f models/runs.list ] && while IFS= read -r l; do
   case $l in ''|'#'*) ;; *) runs+=("$l") ;; esac
