@@ -40,6 +40,10 @@
  *                       run counter
  *  sync_trusts_counter  the fence-free synchronize trusts run counters
  *                       before its membarrier (the fenced rule, with FF)
+ *  moved_settles        the fence-free synchronize settles a context
+ *                       whose run counter moved since its first look,
+ *                       before the membarrier (the torn section of
+ *                       docs/rlu.md; needs FF and RITER = 2)
  *  sync_before_step     synchronize loads the run counters before the
  *                       clock step and its fence (fenced entry)
  *  no_entry_fence       the fenced entry without its fence (R1)
@@ -180,7 +184,7 @@ inline CLOCK_STEP(t, j, v, wc) {
 
 proctype Writer(byte t) {
   byte j, rc, g, l, v, wc, o, r, ff, unsure, mb, mylc;
-#ifdef MUTANT_sync_before_step
+#if defined(MUTANT_sync_before_step) || defined(MUTANT_moved_settles)
   byte rs[NCTX];
 #endif
   j = t - NR;
@@ -219,6 +223,9 @@ proctype Writer(byte t) {
      if
      :: o == t -> skip
      :: o != t && ff != 0 ->
+#ifdef MUTANT_moved_settles
+        LD(t, RC(o), rs[o]);
+#endif
         if
         :: SEEN(t, LC(o)) < wc -> unsure = unsure | (1 << o)   /* not reported */
         :: else
@@ -242,6 +249,9 @@ proctype Writer(byte t) {
      :: o < NCTX ->
         if
         :: (unsure & (1 << o)) != 0 && SEEN(t, LC(o)) >= wc -> unsure = unsure & ~(1 << o)
+#ifdef MUTANT_moved_settles
+        :: (unsure & (1 << o)) != 0 && SEEN(t, RC(o)) != rs[o] -> unsure = unsure & ~(1 << o)
+#endif
         :: else
         fi;
         o++
