@@ -410,8 +410,8 @@ static bool pl_release_foreign_fast(struct pl_lock *l) {
 }
 
 /* Our reader backed out of a slot that another thread's unlock had marked
- * (point 4 of the contract): that unlock meant to release a real hold and
- * took our transient slot for it.  Release one in its place, as it would
+ * (point 4 of the contract; models/bravo.pml with SHARED checks it): that
+ * unlock meant to release a real hold and took our transient slot for it.  Release one in its place, as it would
  * have: a slow hold, else another thread's fast one.  Returns the reason
  * the read goes to the slow path. */
 static RM_NOINLINE int pl_pass_release(struct pl_lock *l) {

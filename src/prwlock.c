@@ -2,8 +2,9 @@
  * prwlock.c - slow paths of the passive reader-writer lock
  * (readmostly/prwlock.h; design and ordering in docs/fcp.md).
  * Model: the passive reader's R1/R2 and back-out against the writer word
- * are in models/fcp.pml; passing, downgrade and the active path are not
- * modelled yet (docs/models.md).
+ * are in models/fcp.pml; the writer word (LOCKED, HANDOFF, waiters),
+ * passing, downgrade and the active path in models/prwlock.pml
+ * (docs/models.md).
  *
  * Invariants:
  *  1. LOCKED is set from the moment a writer takes the word until it

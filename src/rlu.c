@@ -20,7 +20,8 @@
  *      were unlocked and its write clock reset (the commit that follows the
  *      one that used it); a log of an aborted section was never stolen from.
  *
- * Ordering points (the comments at each use name the letter)
+ * Ordering points (the comments at each use name the letter; model:
+ * models/rlu.pml, x86-TSO with membarrier, docs/models.md)
  *   R1  reader: run counter store (odd), full fence, clock load.  Pairs with
  *       W3: either the writer's synchronize sees the odd run counter, or the
  *       section's clock load sees the writer's step.

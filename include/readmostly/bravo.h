@@ -334,7 +334,8 @@ RM_INLINE uint32_t rm_bravo_hash(const void *lock, uintptr_t self) {
 }
 
 /*
- * Ordering points (see docs/bravo.md for the full table):
+ * Ordering points (see docs/bravo.md for the full table; model of them,
+ * with the revocations and the shared slots below: models/bravo.pml):
  *  (R1) reader: CAS slot 0 -> lock, seq_cst.     Pairs with (W2).
  *  (R2) reader: load rbias, seq_cst (re-check).  Pairs with (W1).
  *       Dekker: R1 < R2 and W1 < W2 in the single seq_cst order S.  If the

@@ -318,7 +318,7 @@ RM_API void rm_rlu_reader_unlock_slowpath(rm_rlu_ctx *self);
 RM_API void rm_rlu_null_ctx(const char *fn) __attribute__((noreturn, cold));
 
 /* Enter a section (see DESCRIPTION and SECTION ENTRY).  Ordering letters
- * R1, R2, R4 refer to src/rlu.c's table. */
+ * R1, R2, R4 refer to src/rlu.c's table.  Model: models/rlu.pml. */
 RM_INLINE void rm_rlu_reader_lock(rm_rlu_ctx *self) {
   /* A thread that never registered: say so, not a bare SIGSEGV. */
   if (RM_UNLIKELY(self == NULL)) rm_rlu_null_ctx("rm_rlu_reader_lock");

@@ -1,0 +1,388 @@
+/*
+ * bravo.pml - BRAVO (include/readmostly/bravo.h, src/bravo.c) over an
+ * abstract underlying lock A: the reader fast path (R0 bias check, R1
+ * publish by CAS, R2 re-check, back-out), the fast unlock (R3), the slow
+ * path through A that turns the bias back on once the inhibit window is
+ * over (S1), and the writers' revocation: without A, counted in the bias
+ * word (the generator's blocking write lock), or under A (the try-lock and
+ * the preload library).  With SHARED, the preload library's slots that
+ * other threads' unlocks may mark (bravo.h "Slots that other threads'
+ * unlocks may mark"): a thread releases a read hold it does not own
+ * (pthread_rwlock_unlock lets it), and the back-out subtracts its address
+ * so that it never erases such a release.
+ *
+ * Memory model: tso.pml (x86-TSO store buffers).  BRAVO uses no membarrier.
+ *
+ * Threads: readers 0 and 1 (slot i of a 2-slot table: the hash of lock and
+ * thread; with COLLIDE both readers hash to slot 0), then with SHARED a
+ * releaser, then the writer.  Each reader takes the lock RITER times.  With
+ * SHARED, reader 1 takes the lock once and passes the hold on to the
+ * releaser, which unlocks it (glibc counts read holds; any thread may
+ * release one).  The writer writes WITER times; with TRY its first attempt
+ * is a write_trylock (a revocation under A that gives up with EBUSY and
+ * leaves revoke_pending set), then the blocking lock.
+ *
+ * A is a reader-preference lock in one word (readers count, WA the writer)
+ * changed only by atomic read-modify-writes; its own correctness is
+ * assumed.  The inhibit window is a nondeterministic choice: any slow
+ * reader may find it over.
+ *
+ * Property: mutual exclusion between the writer and every reader, fast or
+ * slow (ghost flags rcs[] and wcs); every unlock finds a hold to release;
+ * no invalid end state (every thread finishes: a lost release would leave
+ * a slot holding the lock and the writer waiting for ever).
+ *
+ * Mutants (-DMUTANT_x):
+ *  backout_store  the shared-slot back-out stores 0 (the native back-out)
+ *                 instead of subtracting its address
+ *                 (rm_bravo_read_fast_body): it erases a foreign release
+ *                 that marked the transient slot, and the hold that
+ *                 release meant stays in the table for ever (SHARED)
+ *  no_recheck     the reader does not re-check the bias after publishing
+ *                 itself (R2)
+ *  scan_first     the writer scans the table before it clears the bias
+ *                 (W2 before W1)
+ *  clear_plain    the writer clears the bias with a plain store and no
+ *                 fence (Listing 1's `RBias = false` as written)
+ *  rebias_counted a slow reader sets the bias bit whatever the count of
+ *                 writers revoking without A (S1 as a CAS of the bit, not
+ *                 of the whole word from 0)
+ */
+#ifdef SHARED
+#define NREL 1
+#else
+#define NREL 0
+#endif
+#define NR 2
+#define WT (NR + NREL)        /* the writer's thread */
+#define NPROC (NR + NREL + 1)
+#ifndef RITER
+#define RITER 1
+#endif
+#ifndef WITER
+#define WITER 1
+#endif
+
+/* shared words */
+#define RB 0           /* rm_bravo_bias.rbias: bit 0 BIAS, count of revokers above */
+#define RP 1           /* rm_bravo_bias.revoke_pending */
+#define AS 2           /* A: readers, or WA when write-held */
+#define NB 3           /* preload: PL_NOBIAS in the lock's reserved word */
+#define SL(i) (4 + (i)) /* the table's slots */
+#define NSLOT 2
+#define NVAR 6
+
+#define BIAS 1
+#define REVOKER 2
+#define LK 1           /* the lock's address in a slot */
+#define REL 2          /* RM_BRAVO_SLOT_RELEASED */
+#define WA 128
+
+#include "tso.pml"
+
+#ifdef COLLIDE
+#define MYSLOT(t) 0
+#else
+#define MYSLOT(t) (t)
+#endif
+
+bool rcs[NR];  /* ghost: reader i is inside a read section */
+bool wcs;      /* ghost: the writer is inside */
+bool handed;   /* ghost: reader 1 passed its hold on to the releaser */
+byte done;
+
+/* A: all read-modify-writes (the lock's own ordering is assumed). */
+inline A_RDLOCK(t) { atomic { sbn[t] == 0 && mem[AS] < WA -> mem[AS]++ } }
+inline A_RDUNLOCK(t) { atomic { sbn[t] == 0 -> assert(mem[AS] > 0 && mem[AS] < WA); mem[AS]-- } }
+inline A_WRLOCK(t) { atomic { sbn[t] == 0 && mem[AS] == 0 -> mem[AS] = WA } }
+inline A_WRUNLOCK(t) { atomic { sbn[t] == 0 -> mem[AS] = 0 } }
+
+/* preload: pl_release_slow, a read unlock of A that refuses to go below
+ * zero or past a writer. */
+inline RELEASE_SLOW(t, ok) {
+  atomic {
+    sbn[t] == 0 ->
+    if
+    :: mem[AS] > 0 && mem[AS] < WA -> mem[AS]--; ok = 1
+    :: else -> ok = 0
+    fi
+  }
+}
+
+/* rm_bravo_release_foreign (the CAS loop on one slot is one RMW: a CAS that
+ * fails reloads and tries again), then pl_release_foreign_fast's PL_NOBIAS. */
+inline RELEASE_FOREIGN(t, ok, i) {
+  ok = 0;
+  i = 0;
+  do
+  :: i < NSLOT && ok == 0 ->
+     atomic {
+       sbn[t] == 0 ->
+       if
+       :: mem[SL(i)] == LK -> mem[SL(i)] = LK + REL; ok = 1
+       :: else
+       fi
+     };
+     i++
+  :: else -> i = 0; break
+  od;
+  if
+  :: ok -> OR(t, NB, 1)
+  :: else
+  fi
+}
+
+/* pl_pass_release: a slow hold, else another thread's fast one. */
+inline PASS_RELEASE(t, ok, i) {
+  RELEASE_SLOW(t, ok);
+  if
+  :: !ok -> RELEASE_FOREIGN(t, ok, i)
+  :: else
+  fi
+}
+
+/* rm_bravo_read_slow_bias (preload: unless PL_NOBIAS). */
+inline SLOW_BIAS(t, b, v) {
+#ifdef SHARED
+  LD(t, NB, v);
+  if
+  :: v != 0 -> goto nobias
+  :: else
+  fi;
+#endif
+  LD(t, RB, b);
+#ifndef MUTANT_rebias_counted
+  if
+  :: b != 0 -> skip                  /* on, or a writer keeps it off */
+  :: b == 0 ->
+     if
+     :: skip                         /* the inhibit window is still open */
+     :: CAS(t, RB, 0, BIAS, v)       /* (S1) the window is over */
+     fi
+  fi;
+#else
+  if
+  :: (b & BIAS) != 0 -> skip
+  :: else ->
+     if
+     :: skip
+     :: CAS(t, RB, b, b | BIAS, v)
+     fi
+  fi;
+#endif
+nobias: skip
+}
+
+proctype Reader(byte t) {
+  byte b, v, was, ok, i, n;
+  bool fast;
+  n = 0;
+  do
+  :: n < RITER ->
+     /* rm_bravo_read_fast_body */
+     fast = 0;
+     LD(t, RB, b);                              /* (R0) */
+     if
+     :: (b & BIAS) == 0 -> skip                 /* bias off: slow */
+     :: else ->
+        CAS(t, SL(MYSLOT(t)), 0, LK, v);        /* (R1) */
+        if
+        :: v != 0 -> skip                       /* collision: slow */
+        :: else ->
+#ifndef MUTANT_no_recheck
+           LD(t, RB, b);                        /* (R2) */
+#endif
+           if
+           :: (b & BIAS) != 0 -> fast = 1
+           :: else ->                           /* revoked meanwhile: back out */
+#if defined(SHARED) && !defined(MUTANT_backout_store)
+              atomic { sbn[t] == 0 -> was = mem[SL(MYSLOT(t))]; mem[SL(MYSLOT(t))] = was - LK };
+              if
+              :: was == LK -> skip
+              :: else ->
+                 assert(was == LK + REL);       /* marked by a foreign unlock */
+                 ST(t, SL(MYSLOT(t)), 0);
+                 PASS_RELEASE(t, ok, i)         /* pl_pass_release */
+              fi
+#else
+              ST(t, SL(MYSLOT(t)), 0)           /* release store */
+#endif
+           fi
+        fi
+     fi;
+     if
+     :: fast -> skip
+     :: else ->                                 /* A's read lock, then the bias */
+        A_RDLOCK(t);
+        SLOW_BIAS(t, b, v)
+     fi;
+     d_step { rcs[t] = 1; assert(!wcs) };       /* the read section */
+#ifdef SHARED
+     if
+     :: t == 1 -> handed = 1; break             /* the releaser unlocks it */
+     :: else
+     fi;
+#endif
+     rcs[t] = 0;
+     /* read unlock */
+#ifdef SHARED
+     ok = 0;
+     if
+     :: fast ->                                 /* pl_unlock_fast: CAS LK -> 0 */
+        CAS(t, SL(MYSLOT(t)), LK, 0, v);
+        if
+        :: v == LK -> ok = 1
+        :: else ->                              /* pl_unlock: pl_drop_dead */
+           CAS(t, SL(MYSLOT(t)), LK + REL, 0, v)
+        fi
+     :: else
+     fi;
+     if
+     :: !ok -> PASS_RELEASE(t, ok, i); assert(ok)   /* pl_unlock: slow, else foreign */
+     :: else
+     fi;
+#else
+     if
+     :: fast -> ST(t, SL(MYSLOT(t)), 0)         /* (R3) rm_bravo_read_unlock_fast */
+     :: else -> A_RDUNLOCK(t)
+     fi;
+#endif
+     n++
+  :: else -> break
+  od;
+  done++
+}
+
+#ifdef SHARED
+/* Another thread's pthread_rwlock_unlock of reader 1's hold (pl_unlock
+ * with no hold of its own). */
+proctype Releaser(byte t) {
+  byte ok, i;
+  handed;
+  rcs[1] = 0;                                  /* reader 1's section is over */
+  PASS_RELEASE(t, ok, i);
+  assert(ok);
+  done++
+}
+#endif
+
+/* scan_table, mode WAIT: W2 and W3 as one wait per slot. */
+inline SCAN(t, i) {
+  i = 0;
+  do
+  :: i < NSLOT -> SEEN(t, SL(i)) != LK; i++
+  :: else -> i = 0; break
+  od
+}
+
+/* scan_table, mode TRY: busy (EBUSY) if some slot holds the lock. */
+inline SCAN_TRY(t, i, busy) {
+  busy = 0;
+  i = 0;
+  do
+  :: i < NSLOT && !busy -> if :: SEEN(t, SL(i)) == LK -> busy = 1 :: else fi; i++
+  :: else -> i = 0; break
+  od
+}
+
+/* W1 under A: fetch_and, then the fence */
+inline CLEAR_UNDER_A(t, b) {
+#ifndef MUTANT_clear_plain
+  atomic { sbn[t] == 0 -> mem[RB] = mem[RB] & ~BIAS };
+  FENCE(t)
+#else
+  LD(t, RB, b);
+  ST(t, RB, b & ~BIAS)
+#endif
+}
+
+proctype Writer(byte t) {
+  byte b, p, i, n, busy;
+  n = 0;
+#ifdef TRY
+  /* write_trylock: A's trylock, then rm_bravo_write_acquired(TRY) */
+  if
+  :: atomic { sbn[t] == 0 && mem[AS] == 0 -> mem[AS] = WA } ->
+     LD(t, RB, b); LD(t, RP, p);                /* rm_bravo_write_clear */
+     if
+     :: (b & BIAS) == 0 && p == 0 -> goto trywrite
+     :: else
+     fi;
+     CLEAR_UNDER_A(t, b);                       /* rm_bravo_revoke_slowpath */
+     SCAN_TRY(t, i, busy);
+     ST(t, RP, busy);
+     if
+     :: !busy -> goto trywrite
+     :: else -> A_WRUNLOCK(t)                   /* EBUSY */
+     fi
+  :: else                                       /* A busy: EBUSY */
+  fi;
+  goto blocking;
+trywrite: skip;
+  d_step { wcs = 1; assert(!rcs[0] && !rcs[1]) };
+  wcs = 0;
+  A_WRUNLOCK(t);
+blocking:
+#endif
+  do
+  :: n < WITER ->
+     A_WRLOCK(t);
+     LD(t, RB, b); LD(t, RP, p);                /* rm_bravo_write_clear (acquire) */
+     if
+     :: (b & BIAS) == 0 && p == 0 -> skip
+     :: else ->
+#ifdef SHARED
+        /* preload: rm_bravo_write_acquired(WAIT) under A */
+#ifdef MUTANT_scan_first
+        SCAN(t, i);
+#endif
+        CLEAR_UNDER_A(t, b);
+#ifndef MUTANT_scan_first
+        SCAN(t, i);
+#endif
+        ST(t, RP, 0)
+#else
+        /* the generator: give A back, rm_bravo_revoke_unlocked, A again */
+        A_WRUNLOCK(t);
+#ifdef MUTANT_scan_first
+        SCAN(t, i);
+#endif
+        ST(t, RP, 1);                           /* rm_bravo_count_in */
+#ifndef MUTANT_clear_plain
+        atomic { sbn[t] == 0 -> mem[RB] = (mem[RB] & ~BIAS) + REVOKER };
+        FENCE(t);
+#else
+        LD(t, RB, b);
+        ST(t, RB, (b & ~BIAS) + REVOKER);
+#endif
+#ifndef MUTANT_scan_first
+        SCAN(t, i);
+#endif
+        A_WRLOCK(t);
+        ST(t, RP, 0);                           /* rm_bravo_revoke_finish */
+        atomic { sbn[t] == 0 -> mem[RB] = mem[RB] - REVOKER }   /* count_out */
+#endif
+     fi;
+     d_step { wcs = 1; assert(!rcs[0] && !rcs[1]) };   /* the write section */
+     wcs = 0;
+     A_WRUNLOCK(t);
+     n++
+  :: else -> break
+  od;
+  done++
+}
+
+init {
+  mem[RB] = BIAS;                              /* a slow reader set the bias earlier */
+  atomic {
+    RUN_DRAINERS();
+    run Reader(0);
+    run Reader(1);
+#ifdef SHARED
+    run Releaser(NR);
+#endif
+    run Writer(WT)
+  }
+  done == NPROC;
+  assert(!wcs)
+}
