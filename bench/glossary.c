@@ -16,6 +16,7 @@ static const struct {
     {"ba", "Brandenburg-Anderson phase-fair queue lock (PF-Q), the BRAVO paper's BA"},
     {"bravo-ba", "BRAVO over ba (ours: readmostly/bravo_locks.h)"},
     {"pft", "phase-fair ticket lock (PF-T, Brandenburg and Anderson)"},
+    {"bravo-ba-private", "bravo-ba with a private 4096-slot table per lock (interference's reference)"},
     {"bravo-pft", "BRAVO over pft (ours)"},
     {"pthread", "glibc's pthread_rwlock_t (peer)"},
     {"bravo-pthread", "BRAVO over glibc's pthread_rwlock_t (ours)"},
