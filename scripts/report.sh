@@ -22,9 +22,11 @@
 #   --quick       short runs, 1 repetition, to try it: its numbers are not for
 #                 comparison and its checks are not judged (n/a).  About 5
 #                 minutes on 2 quiet CPUs once readmostly and Kyoto Cabinet
-#                 are built; a first run builds both, about 8 minutes in all
-#                 (measured 7 min 40 s).  On a busy machine, several times
-#                 that (25 min first, 15 min after, at a load average of 17)
+#                 are built (measured 5 min 43 s with half the CPUs taken by
+#                 other programs); a first run builds both, about 8 minutes
+#                 in all (measured 7 min 40 s).  On a busy machine, several
+#                 times that (25 min first, 15 min after, at load averages
+#                 of 10 to 24)
 #   --strict      exit 1 when an acceptance target is missed (MISS); without
 #                 it only a failure (FAIL: a real program failed under the
 #                 preload library, or Kyoto's build or tests failed) makes
@@ -1207,13 +1209,14 @@ echo "stop (the ms per resize is that one's); the lookups did not run across a w
 echo
 img rlu_resize.png rlu_resize
 fi
+glossary_section
 echo "## Reproduce"
 echo
 echo '```sh'
 echo 'scripts/report.sh                       # this report, in results/runs/<UTC date-time>/'
 echo 'scripts/report.sh --render DIR          # redraw a run'"'"'s plots and REPORT.md from its CSV files'
 echo 'scripts/realprogs.sh                    # only the real programs section'
-echo 'build/bench/readmostly-bench list        # experiments and implementations'
+echo 'build/bench/readmostly-bench list        # experiments, implementations and what each name means'
 echo '```'
 }
 
@@ -1302,7 +1305,7 @@ what_won() {
     fi
   fi
   echo "One row per family: its first check of ours against a peer (all checks: \"Acceptance"
-  echo "checks\" below; the names: \"Implementation names\" at the end)."
+  echo "checks\" below; the names: \"Implementation names\" near the end)."
   echo
   echo "| family | headline check | measured | better | target | result | family's checks | from |"
   echo "| --- | --- | ---: | --- | --- | --- | --- | --- |"
@@ -1385,7 +1388,6 @@ render_report() {
   echo
   what_won "$body"
   echo "$body"
-  glossary_section
   } | awk -v H_FILL=1 -f "$UNITS" > "$OUT/REPORT.md"
 }
 
