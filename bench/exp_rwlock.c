@@ -26,6 +26,28 @@
  *                 (section 5.6).
  *   cs_efficiency thread 0 times its own lock+unlock pairs among N busy
  *                 readers (FCP paper, Table 3).
+ *   revoke_tail   BRAVO only (bravo-ba, bravo2d-ba, and bravo-ba as in
+ *                 Listing 1, "bravo-ba-listing1": the writer scans holding
+ *                 A, so arriving readers wait for the scan): T readers time
+ *                 every read pair while one writer writes every
+ *                 --param period_us=100 microseconds (N = 0: every write
+ *                 revokes).  Metrics read_p99_ns, read_p999_ns,
+ *                 read_p9999_ns, read_max_ns (log-linear
+ *                 histogram, 1/8-octave buckets: the upper bound of the
+ *                 bucket), revocations_per_sec.
+ *   revocation    BRAVO only (bravo-ba, bravo2d-ba, bravo-pthread,
+ *                 bravo2d-pthread): one thread reads (a slow read, which
+ *                 turns the bias on: N = 0) then writes (which revokes), so
+ *                 every write revokes.  Each lock has a private table of
+ *                 --param slots=4096,16384,65536 slots (flat, or 2D with a
+ *                 row per CPU), so one run can vary the size.  Metrics:
+ *                 ns_per_revocation (the read+write iteration minus the
+ *                 same iteration with the bias kept off, N = 10^6),
+ *                 ns_per_iteration (the revoking iteration itself),
+ *                 scan_share (time inside the revocation's scan over the
+ *                 revoking iteration, from BRAVO's counters).  With
+ *                 --iterations N and --param part=revoke (or base) only
+ *                 that loop runs, N times: for callgrind.
  *
  * Each body is written once as an always-inline function taking the lock's
  * functions as arguments and instantiated per lock (RW_INSTANTIATE): after
@@ -34,6 +56,7 @@
 #include "locks.h"
 
 #include <readmostly/bravo.h>
+#include <readmostly/bravo2d.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -266,6 +289,134 @@ AI void *ht_writer_body(struct tctx *c, wl_fn wl, wl_fn wu, int insert) {
   return NULL;
 }
 
+
+/* revocation: each iteration a read pair (the slow path, which turns the
+ * bias on when N = 0) and a write pair (which revokes it). */
+AI double rev_body(void *l, uint64_t iters, double secs, rl_fn rl, ru_fn ru, wl_fn wl,
+                   wl_fn wu) {
+  rm_token_t t;
+  for (int i = 0; i < 100; i++) { rl(l, &t); ru(l, t); wl(l); wu(l); }
+  uint64_t n = 0, t0 = rm_now_ns(), t1;
+  if (iters) {
+    for (uint64_t i = 0; i < iters; i++) { rl(l, &t); ru(l, t); wl(l); wu(l); }
+    n = iters;
+    t1 = rm_now_ns();
+  } else {
+    uint64_t end = t0 + (uint64_t)(secs * 1e9);
+    do {
+      for (int i = 0; i < 256; i++) { rl(l, &t); ru(l, t); wl(l); wu(l); }
+      n += 256;
+      t1 = rm_now_ns();
+    } while (t1 < end);
+  }
+  return (double)(t1 - t0) / (double)n;
+}
+
+/* The revocation experiment's locks: private tables of rev_slots slots. */
+static size_t rev_slots = 4096;
+RM_BRAVO_DEFINE_PRIVATE(rvt_ba, rm_ba_t, rm_ba, rev_slots)
+RM_BRAVO2D_DEFINE_PRIVATE(rvt2d_ba, rm_ba_t, rm_ba, rev_slots)
+RM_BRAVO_DEFINE_PRIVATE(rvt_pth, rm_pthread_t, rm_pthread, rev_slots)
+RM_BRAVO2D_DEFINE_PRIVATE(rvt2d_pth, rm_pthread_t, rm_pthread, rev_slots)
+ADAPT_TOKEN(rev_ba, rvt_ba_t, rvt_ba)
+ADAPT_TOKEN(rev2d_ba, rvt2d_ba_t, rvt2d_ba)
+ADAPT_TOKEN(rev_pth, rvt_pth_t, rvt_pth)
+ADAPT_TOKEN(rev2d_pth, rvt2d_pth_t, rvt2d_pth)
+#define REV_LOCKS(X)                       \
+  X(rev_ba, "bravo-ba", rvt_ba_t)          \
+  X(rev2d_ba, "bravo2d-ba", rvt2d_ba_t)    \
+  X(rev_pth, "bravo-pthread", rvt_pth_t)   \
+  X(rev2d_pth, "bravo2d-pthread", rvt2d_pth_t)
+struct rev_lock {
+  const char *name;
+  size_t size;
+  void (*init)(void *), (*fini)(void *);
+  double (*run)(void *, uint64_t, double);
+};
+#define REV_FN(ID, NAME, T)                                         \
+  static double ID##_rev(void *l, uint64_t it, double s) {          \
+    return rev_body(l, it, s, ID##_rl, ID##_ru, ID##_wl, ID##_wu);  \
+  }
+REV_LOCKS(REV_FN)
+#define REV_ENTRY(ID, NAME, T) {NAME, sizeof(T), ID##_init, ID##_fini, ID##_rev},
+static const struct rev_lock rev_locks[] = {REV_LOCKS(REV_ENTRY)};
+
+/* revoke_tail: the read latency histogram, 8 buckets per power of two of
+ * nanoseconds (bucket b covers [2^(b/8) .. 2^((b+1)/8)) roughly). */
+#define TAIL_BUCKETS (8 * 40)
+struct tail_hist {
+  uint64_t n[TAIL_BUCKETS];
+};
+AI unsigned tail_bucket(uint64_t ns) {
+  if (ns < 16) return (unsigned)ns; /* exact below 16 ns */
+  unsigned lg = 63u - (unsigned)__builtin_clzll(ns);
+  unsigned frac = (unsigned)((ns >> (lg - 3)) & 7u);
+  unsigned b = lg * 8u + frac - 16u; /* lg >= 4: b >= 16 */
+  return b < TAIL_BUCKETS ? b : TAIL_BUCKETS - 1;
+}
+static double tail_bucket_top(unsigned b) {
+  if (b < 16) return (double)b;
+  unsigned lg = (b + 16u) / 8u, frac = (b + 16u) % 8u;
+  return (double)(1ull << lg) * (1.0 + (double)(frac + 1) / 8.0);
+}
+AI void *tail_reader_body(struct tctx *c, rl_fn rl, ru_fn ru) {
+  struct tail_hist *h = (struct tail_hist *)calloc(1, sizeof *h);
+  if (!h) bench_fatal("out of memory");
+  void *l = c->lock;
+  uint64_t n = 0;
+  wait_go();
+  while (!stopped()) {
+    rm_token_t t;
+    uint64_t t0 = rm_ticks();
+    rl(l, &t);
+    ru(l, t);
+    uint64_t t1 = rm_ticks();
+    h->n[tail_bucket(rm_ticks_to_ns(t1 - t0))]++;
+    n++;
+  }
+  c->count = n;
+  c->shared = h;
+  return NULL;
+}
+AI void *tail_writer_body(struct tctx *c, wl_fn wl, wl_fn wu) {
+  void *l = c->lock;
+  uint64_t n = 0;
+  struct timespec d = {0, (long)c->arg};
+  wait_go();
+  while (!stopped()) {
+    nanosleep(&d, NULL);
+    wl(l);
+    wu(l);
+    n++;
+  }
+  c->count = n;
+  return NULL;
+}
+
+/* BRAVO-BA as in Listing 1: the writer revokes holding A's write lock, so
+ * readers that arrive during the scan wait for it (bravo.h explains why
+ * our writers give A back while they revoke). */
+static inline void l1_wl(void *l) {
+  rm_bravo_ba_t *b = (rm_bravo_ba_t *)l;
+  if (rm_ba_write_lock(&b->under) != 0) abort();
+  rm_bravo_write_acquired(&b->bias, &rm_bravo_table, RM_BRAVO_REVOKE_WAIT, 0, NULL);
+}
+#define TAIL_LOCKS(X)                                              \
+  X(bravo_ba, "bravo-ba", bravo_ba_wl, rm_bravo_ba_t)              \
+  X(bravo2d_ba, "bravo2d-ba", bravo2d_ba_wl, rm_bravo2d_ba_t)      \
+  X(bravo_ba, "bravo-ba-listing1", l1_wl, rm_bravo_ba_t)
+struct tail_lock {
+  const char *name;
+  size_t size;
+  void (*init)(void *), (*fini)(void *);
+  bench_thread_fn reader, writer;
+};
+#define TAIL_FN(ID, NAME, WL, T)                                                         \
+  static void *WL##_tail_r(void *a) { return tail_reader_body((struct tctx *)a, ID##_rl, ID##_ru); } \
+  static void *WL##_tail_w(void *a) { return tail_writer_body((struct tctx *)a, WL, ID##_wu); }
+TAIL_LOCKS(TAIL_FN)
+#define TAIL_ENTRY(ID, NAME, WL, T) {NAME, sizeof(T), ID##_init, ID##_fini, WL##_tail_r, WL##_tail_w},
+static const struct tail_lock tail_locks[] = {TAIL_LOCKS(TAIL_ENTRY)};
 
 /* ---- instantiation ------------------------------------------------------ */
 struct rw_fns {
@@ -555,6 +706,166 @@ static void exp_cs_efficiency(const struct bench_exp *e) {
   }
 }
 
+static void exp_revocation(const struct bench_exp *e) {
+  (void)e;
+  uint64_t sl[MAXLIST];
+  int nsl = bench_param_uints("slots", sl, MAXLIST);
+  const char *part = bench_param("part");
+  bool rev = strcmp(part, "base") != 0, base = strcmp(part, "revoke") != 0;
+  bool all = rev && base;
+  unsigned n_saved = rm_bravo_inhibit_multiplier();
+  for (int si = 0; si < nsl; si++) {
+    rev_slots = (size_t)sl[si];
+    char par[64];
+    snprintf(par, sizeof par, "slots=%llu", (unsigned long long)sl[si]);
+    for (int rep = 1; rep <= O.reps; rep++)
+      for (int i = 0; i < O.nimpl; i++) {
+        const struct rev_lock *rl = NULL;
+        for (size_t j = 0; j < sizeof rev_locks / sizeof rev_locks[0]; j++)
+          if (!strcmp(rev_locks[j].name, O.impl[i].name)) rl = &rev_locks[j];
+        if (!rl) continue; /* not BRAVO: nothing to revoke */
+        void *l = aligned_alloc(128, (rl->size + 127) / 128 * 128);
+        if (!l) bench_fatal("out of memory");
+        rl->init(l);
+        double t_rev = 0, t_base = 0, share = -1;
+        if (rev) {
+          /* N = 0: the slow read turns the bias on again at once. */
+          rm_bravo_set_inhibit_multiplier(0);
+          t_rev = rl->run(l, O.iterations, O.duration);
+          emit(rl->name, 1, par, rep, "ns_per_iteration", t_rev, "ns");
+        }
+        if (all) {
+          /* The scan's share, from BRAVO's counters, in a run of its own
+           * (the counters' cost stays out of the other two). */
+          bool was_on = rm_atomic_load_relaxed(&rm_bravo_table.stats_on) != 0;
+          rm_bravo_stats_enable(true);
+          rm_bravo_stats_reset();
+          uint64_t s0 = rm_now_ns();
+          rl->run(l, O.iterations, O.duration);
+          uint64_t s1 = rm_now_ns();
+          struct rm_bravo_stats st;
+          rm_bravo_stats_get(&st);
+          rm_bravo_stats_enable(was_on);
+          share = s1 > s0 ? (double)st.revoke_ns / (double)(s1 - s0) : 0;
+        }
+        if (base) {
+          /* N = 10^6: the first revocation keeps the bias off for the
+           * rest of the run; the same reads and writes, none revoking. */
+          rm_bravo_set_inhibit_multiplier(1000000u);
+          t_base = rl->run(l, O.iterations, O.duration);
+          emit(rl->name, 1, par, rep, "ns_per_iteration_bias_off", t_base, "ns");
+        }
+        if (all) {
+          emit(rl->name, 1, par, rep, "ns_per_revocation", t_rev > t_base ? t_rev - t_base : 0,
+               "ns");
+          emit(rl->name, 1, par, rep, "scan_share", share, "1");
+        }
+        rm_bravo_set_inhibit_multiplier(n_saved);
+        rl->fini(l);
+        free(l);
+      }
+  }
+}
+
+static void exp_revoke_tail(const struct bench_exp *e) {
+  (void)e;
+  uint64_t period = bench_param_uint("period_us");
+  unsigned n_saved = rm_bravo_inhibit_multiplier();
+  char par[64];
+  snprintf(par, sizeof par, "period_us=%llu", (unsigned long long)period);
+  for (int ti = 0; ti < O.nthreads; ti++) {
+    int nr = O.threads[ti], n = nr + 1;
+    for (int rep = 1; rep <= O.reps; rep++)
+      for (int i = 0; i < O.nimpl; i++)
+        for (size_t j = 0; j < sizeof tail_locks / sizeof tail_locks[0]; j++) {
+          const struct tail_lock *tl = &tail_locks[j];
+          /* bravo-ba brings its Listing 1 form along. */
+          bool want = !strcmp(tl->name, O.impl[i].name) ||
+                      (!strcmp(O.impl[i].name, "bravo-ba") && !strcmp(tl->name, "bravo-ba-listing1"));
+          if (!want) continue;
+          void *l = aligned_alloc(128, (tl->size + 127) / 128 * 128);
+          if (!l) bench_fatal("out of memory");
+          tl->init(l);
+          rm_bravo_set_inhibit_multiplier(0);
+          struct tctx *c = ctx_new(n, l);
+          bench_thread_fn fns[MAXLIST * 4];
+          fns[0] = tl->writer;
+          c[0].arg = period * 1000u;
+          for (int k = 1; k < n; k++) fns[k] = tl->reader;
+          double secs = bench_run(n, c, fns);
+          struct tail_hist all;
+          memset(&all, 0, sizeof all);
+          uint64_t total = 0;
+          for (int k = 1; k < n; k++) {
+            struct tail_hist *h = (struct tail_hist *)c[k].shared;
+            for (unsigned b = 0; b < TAIL_BUCKETS; b++) all.n[b] += h->n[b];
+            total += c[k].count;
+            free(h);
+          }
+          /* A revocation every 100 us touches few of ~10^7 reads a
+           * second: the tail beyond p99 is where it shows. */
+          static const double qs[] = {0.99, 0.999, 0.9999};
+          static const char *const qn[] = {"read_p99_ns", "read_p999_ns", "read_p9999_ns"};
+          double qv[3] = {0, 0, 0}, mx = 0;
+          uint64_t seen = 0;
+          for (unsigned b = 0; b < TAIL_BUCKETS; b++) {
+            if (!all.n[b]) continue;
+            seen += all.n[b];
+            for (int q = 0; q < 3; q++)
+              if (qv[q] == 0 && (double)seen >= qs[q] * (double)total) qv[q] = tail_bucket_top(b);
+            mx = tail_bucket_top(b);
+          }
+          for (int q = 0; q < 3; q++) emit(tl->name, nr, par, rep, qn[q], qv[q], "ns");
+          emit(tl->name, nr, par, rep, "read_max_ns", mx, "ns");
+          emit(tl->name, nr, par, rep, "revocations_per_sec", (double)c[0].count / secs, "ops/s");
+          rm_bravo_set_inhibit_multiplier(n_saved);
+          free(c);
+          tl->fini(l);
+          free(l);
+        }
+  }
+}
+
+static void exp_scan(const struct bench_exp *e) {
+  (void)e;
+  uint64_t sl[MAXLIST];
+  int nsl = bench_param_uints("slots", sl, MAXLIST);
+  const char *want = bench_param("method");
+  static const char *const names[] = {"plain", "sse2", "avx2"};
+  for (int si = 0; si < nsl; si++) {
+    size_t n = (size_t)sl[si];
+    uintptr_t *t = (uintptr_t *)aligned_alloc(128, n * sizeof *t < 128 ? 128 : n * sizeof *t);
+    if (!t) bench_fatal("out of memory");
+    memset(t, 0, n * sizeof *t);
+    /* Sparse, as the table is: 4 readers published. */
+    for (int k = 1; k <= 4; k++) t[n * (size_t)k / 5] = (uintptr_t)0x1000 * (uintptr_t)k;
+    char par[96];
+    for (int mi = 0; mi < 3; mi++) {
+      if (strcmp(want, "all") != 0 && strcmp(want, names[mi]) != 0) continue;
+      int m = RM_BRAVO_SCAN_PLAIN + mi;
+      if (rm_bravo_scan_nonzero(t, 0, n, m) == n) continue; /* not on this CPU */
+      snprintf(par, sizeof par, "slots=%zu;method=%s", n, names[mi]);
+      for (int rep = 1; rep <= O.reps; rep++) {
+        uint64_t iters = 0, found = 0, t0 = rm_now_ns(), t1;
+        uint64_t end = t0 + (uint64_t)(O.duration * 1e9);
+        do {
+          size_t i = 0;
+          while ((i = rm_bravo_scan_nonzero(t, i, n, m)) < n) {
+            found++;
+            i++;
+          }
+          iters++;
+          t1 = rm_now_ns();
+        } while (O.iterations ? iters < O.iterations : t1 < end);
+        if (found != 4 * iters) bench_fatal("scan %s found %llu slots in %llu scans", names[mi],
+                                            (unsigned long long)found, (unsigned long long)iters);
+        emit("table", 1, par, rep, "ns_per_scan", (double)(t1 - t0) / (double)iters, "ns");
+      }
+    }
+    free(t);
+  }
+}
+
 /* ---- the family ------------------------------------------------------------- */
 static const struct bench_param p_latency[] = {
     {"op", BENCH_P_CHOICE, "both", 0, 0, "read|write|bias_off|both", "which pairs to time"},
@@ -570,6 +881,21 @@ static const struct bench_param p_hashtable[] = {
     {"keys", BENCH_P_UINT, "65536", 2, 1u << 26, NULL, "key range (the map is half full)"}, BENCH_PARAM_END};
 static const struct bench_param p_cs_efficiency[] = {
     {"readers", BENCH_P_UINTS, "0,1,2,4", 0, 255, NULL, "busy readers beside the timed thread"},
+    BENCH_PARAM_END};
+
+static const struct bench_param p_revocation[] = {
+    {"slots", BENCH_P_UINTS, "4096,16384,65536", 16, 1u << 24, NULL,
+     "slots in each lock's private table"},
+    {"part", BENCH_P_CHOICE, "all", 0, 0, "all|revoke|base",
+     "which loops run (revoke or base alone: for callgrind)"},
+    BENCH_PARAM_END};
+
+static const struct bench_param p_revoke_tail[] = {
+    {"period_us", BENCH_P_UINT, "100", 1, 1000000, NULL, "microseconds between writes"},
+    BENCH_PARAM_END};
+static const struct bench_param p_scan[] = {
+    {"slots", BENCH_P_UINTS, "4096,16384,65536", 16, 1u << 24, NULL, "slots in the table"},
+    {"method", BENCH_P_CHOICE, "all", 0, 0, "all|plain|sse2|avx2", "which scans to time"},
     BENCH_PARAM_END};
 
 #define LOCKS {&bench_locks, NULL}
@@ -589,6 +915,12 @@ static const struct bench_exp rwlock_exps[] = {
      "has no write lock", p_hashtable, true, exp_hashtable, 0},
     {"cs_efficiency", "reader / writer lock+unlock latency with N busy readers (param readers=N)",
      LOCKS, BENCH_IMPL_READ_ONLY, "has no write lock", p_cs_efficiency, false, exp_cs_efficiency, 0},
+    {"revocation", "BRAVO: every write revokes; ns per revocation, private table of N slots",
+     LOCKS, BENCH_IMPL_READ_ONLY, "has no write lock", p_revocation, false, exp_revocation, 0},
+    {"revoke_tail", "BRAVO: read p99/max while a writer revokes every period_us", LOCKS,
+     BENCH_IMPL_READ_ONLY, "has no write lock", p_revoke_tail, true, exp_revoke_tail, 0},
+    {"scan", "BRAVO's flat-table revocation scan alone (4 of N slots taken): ns per scan",
+     LOCKS, 0, NULL, p_scan, false, exp_scan, 0},
 };
 const struct bench_family bench_rwlock_family = {"rwlock", rwlock_exps,
                                                  sizeof rwlock_exps / sizeof rwlock_exps[0]};

@@ -22,6 +22,9 @@ static const struct {
     {"bravo-pthread", "BRAVO over glibc's pthread_rwlock_t (ours)"},
     {"futex", "futexrw, our compact futex reader-writer lock (the preload's base lock)"},
     {"bravo-futex", "BRAVO over futexrw (ours; what libreadmostly-preload.so uses)"},
+    {"bravo2d-ba", "BRAVO-2D over ba: per-CPU rows, a writer scans the lock's column (ours, "
+                   "docs/bravo-future.md)"},
+    {"bravo2d-pthread", "BRAVO-2D over glibc's pthread_rwlock_t (ours, docs/bravo-future.md)"},
     {"percpu", "one BA lock per CPU (the \"big reader\" lock, the BRAVO paper's Per-CPU)"},
     {"cohort", "Cohort-RW, NUMA-aware C-RW-WP (Calciu et al.)"},
     {"prwlock", "passive reader-writer lock on the FCP consensus (ours: readmostly/prwlock.h); "

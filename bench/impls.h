@@ -71,6 +71,8 @@ ADAPT_PLAIN(pft, rm_pft_t, rm_pft)
 ADAPT_TOKEN(bravo_pft, rm_bravo_pft_t, rm_bravo_pft)
 ADAPT_PLAIN(pthread, rm_pthread_t, rm_pthread)
 ADAPT_TOKEN(bravo_pthread, rm_bravo_pthread_t, rm_bravo_pthread)
+ADAPT_TOKEN(bravo2d_ba, rm_bravo2d_ba_t, rm_bravo2d_ba)
+ADAPT_TOKEN(bravo2d_pthread, rm_bravo2d_pthread_t, rm_bravo2d_pthread)
 ADAPT_PLAIN(futex, rm_futexrw_t, rm_futexrw)
 ADAPT_TOKEN(bravo_futex, rm_bravo_futexrw_t, rm_bravo_futexrw)
 ADAPT_TOKEN(percpu, rm_percpu_t, rm_percpu)
@@ -238,6 +240,8 @@ static inline void rmb_urcu_update(void) { urcu_memb_synchronize_rcu(); }
   X(bravo_pft, "bravo-pft", rm_bravo_pft_t, IMPL_RW)                   \
   X(pthread, "pthread", rm_pthread_t, IMPL_RW)                         \
   X(bravo_pthread, "bravo-pthread", rm_bravo_pthread_t, IMPL_RW)       \
+  X(bravo2d_ba, "bravo2d-ba", rm_bravo2d_ba_t, IMPL_RW)                \
+  X(bravo2d_pthread, "bravo2d-pthread", rm_bravo2d_pthread_t, IMPL_RW) \
   X(futex, "futex", rm_futexrw_t, IMPL_RW)                             \
   X(bravo_futex, "bravo-futex", rm_bravo_futexrw_t, IMPL_RW)           \
   X(percpu, "percpu", rm_percpu_t, IMPL_RW)                            \

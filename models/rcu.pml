@@ -1,7 +1,8 @@
 /*
  * rcu.pml - FCP-RCU (src/rcu.c, include/readmostly/rcu.h) on the FCP core
  * (src/fcp.c): the inline read lock and unlock with the gate, nested
- * sections on the nesting record, the entry report inside the section,
+ * sections counted in thread-local `depth`, the entry report inside the
+ * section,
  * offline/online, the claim of a record, a read section in a signal
  * handler at any point of the thread's own code, grace periods shared by
  * concurrent synchronize callers (gp_seq under gp_lock), and the switch to
@@ -31,12 +32,16 @@
  *  offline_plain     leaving the offline state is a plain store of 0, not
  *                    an exchange (leave_offline): a report without a
  *                    fence from the offline value
- *  nest_u1_first     the unlock stores NULL into the passive of the record
- *                    it works on (U1) before it tests `seen` for the
- *                    nesting record, and an inner unlock puts "in flight"
- *                    back after its step of `rec` or `depth`
+ *  nest_u1_first     the unlock stores NULL into the record's passive (U1)
+ *                    before it tests `depth`, and an inner unlock puts
+ *                    "in flight" back after counting `depth` down
  *                    (rm_rcu_read_unlock): a handler's lock in between
- *                    takes the outermost path on the nesting record
+ *                    takes the outermost path inside the inner unlock
+ *  nest_no_offline   the nested branch of the lock counts `depth` without
+ *                    looking at `seen` (rm_rcu_read_lock): a handler that
+ *                    interrupted the outermost lock before it left the
+ *                    offline state nests in a section no grace period
+ *                    waits for
  *  claim_no_fence    the claim reports without the fence after it
  *                    (rm_fcp_self_slowpath): a grace period that trusts a
  *                    record not yet claimed
@@ -82,10 +87,7 @@
 #define CLOSED 128
 #define SHUT 64
 
-#define OWN 0     /* rec: the thread's record */
-#define NESTR 1   /* rec: the nesting record */
 #define OFF 255   /* RM_RCU_SEEN_OFFLINE (and a free record's UINT64_MAX) */
-#define SNEST 254 /* RM_RCU_SEEN_NEST */
 #define INF 1     /* &rm_rcu_in_flight */
 
 #define M(x) (x)
@@ -99,6 +101,11 @@
 #else
 #define M_nest_u1_first 0
 #endif
+#ifdef MUTANT_nest_no_offline
+#define M_nest_no_offline 1
+#else
+#define M_nest_no_offline 0
+#endif
 #ifdef MUTANT_no_gate
 #define M_no_gate 1
 #else
@@ -107,23 +114,17 @@
 
 #include "tso.pml"
 
-byte rec[NR];       /* rm_rcu_tls.rec (thread-local) */
 byte depth[NR];     /* rm_rcu_tls.depth (thread-local) */
-byte np[NR];        /* the nesting record's passive: "in flight" for good (only
-                     * its thread reads or writes the nesting record) */
-byte ns[NR];        /* the nesting record's seen: SNEST (rm_rcu_read_lock_report
-                     * would store a version there if a lock ever took the
-                     * outermost path on it) */
 bool freed[2 + NU]; /* ghost: object freed */
 byte sigs;          /* signals left to deliver to reader 0 */
 byte done;
 
-#define PASSIVE(t, r) ((r) == OWN -> SEEN(t, P(t)) : np[t])
-#define SEENOF(t, r) ((r) == OWN -> SEEN(t, S(t)) : ns[t])
-#define SETSEEN(t, r, x) if :: (r) == OWN -> ST(t, S(t), x) :: else -> ns[t] = x fi
-#define SETPASSIVE(t, r, x) if :: (r) == OWN -> ST(t, P(t), x) :: else -> np[t] = x fi
-/* The nesting state: depth > 0 only while rec is the nesting record. */
-#define NEST_INV(t) assert(depth[t] == 0 || rec[t] == NESTR)
+/* The record's passive and seen, as the thread itself reads them. */
+#define PASSIVE(t) SEEN(t, P(t))
+#define SEENOF(t) SEEN(t, S(t))
+/* The nesting state: depth > 0 only while the record is in flight (the
+ * thread's own view). */
+#define NEST_INV(t) assert(depth[t] == 0 || PASSIVE(t) == INF)
 
 /* leave_offline: xchg(seen, 0), a full barrier on x86 */
 #define LEAVE_OFFLINE(t, x) \
@@ -148,12 +149,9 @@ byte done;
   fi; \
   m = 0; g = 0
 
-/* rm_rcu_read_lock_report, after R1 (no branch for the nesting record:
- * a lock on it takes the inline nested branch, since it stays in flight;
- * were it ever to get here, the report would store a version into its
- * seen, as the C code does in a build without RM_ASSERT) */
-#define LOCK_REPORT(t, SP, r, s, g, v, m) \
-  s = SEENOF(t, r); SP; \
+/* rm_rcu_read_lock_report, after R1 */
+#define LOCK_REPORT(t, SP, s, g, v, m) \
+  s = SEENOF(t); SP; \
   if \
   :: s == OFF -> LEAVE_OFFLINE(t, v) \
   :: else -> \
@@ -162,62 +160,58 @@ byte done;
      :: s == 0 -> skip \
      :: else -> \
         LD(t, VER, v); SP; \
-        if :: s != v -> SETSEEN(t, r, v); SP :: else fi; \
+        if :: s != v -> ST(t, S(t), v); SP :: else fi; \
         if :: (g & CLOSED) == 0 && g < v -> GATE_OPEN(t, m, v, g) :: else fi \
      fi \
   fi
 
-/* rm_rcu_read_lock (and rm_rcu_read_lock_slowpath): in flight, seen below
- * SNEST (a version, or 0): the first inner section; SNEST: a deeper one;
- * OFF: the slow path leaves the offline state, then the first inner
- * section.  Not in flight: the outermost section. */
-#define RLOCK(t, SP, r, p, s, g, v, m) \
+/* rm_rcu_read_lock (and rm_rcu_read_lock_slowpath): in flight, seen not
+ * OFF (a version, or 0): an inner section, `depth` counted up (a
+ * read-modify-write a handler may interrupt); OFF: the slow path leaves
+ * the offline state, then counts the inner section.  Not in flight: the
+ * outermost section. */
+#define RLOCK(t, SP, p, s, g, v, m) \
   NEST_INV(t); \
-  r = rec[t]; SP; \
-  p = PASSIVE(t, r); SP; \
+  p = PASSIVE(t); SP; \
   if \
   :: p != 0 -> \
-     s = SEENOF(t, r); SP; \
+     s = SEENOF(t); SP; \
      if \
-     :: s < SNEST -> rec[t] = NESTR \
-     :: s == SNEST -> depth[t]++ \
-     :: s == OFF -> LEAVE_OFFLINE(t, v); SP; rec[t] = NESTR \
-     fi \
+     :: s != OFF || M_nest_no_offline -> skip \
+     :: else -> LEAVE_OFFLINE(t, v); SP \
+     fi; \
+     s = depth[t]; SP; depth[t] = s + 1 \
   :: p == 0 -> \
-     SETPASSIVE(t, r, INF); SP; \
+     ST(t, P(t), INF); SP; \
      if \
      :: M_no_gate -> LD(t, VER, g) \
      :: else -> LD(t, GATE, g) \
      fi; SP; \
      if \
-     :: g != SEENOF(t, r) -> LOCK_REPORT(t, SP, r, s, g, v, m) \
+     :: g != SEENOF(t) -> LOCK_REPORT(t, SP, s, g, v, m) \
      :: else \
      fi \
   fi; \
-  r = 0; p = 0; s = 0; g = 0; v = 0
+  p = 0; s = 0; g = 0; v = 0
 
-/* rm_rcu_read_unlock (and rm_rcu_read_unlock_report): seen first; on the
- * nesting record, only rec or depth; otherwise U1, the version, and the
- * slow path when they differ (on the nesting record: the misuse report,
- * nothing stored) */
-#define RUNLOCK(t, SP, r, s, v) \
+/* rm_rcu_read_unlock (and rm_rcu_read_unlock_report): `depth` first; an
+ * inner unlock counts it down (a read-modify-write a handler may
+ * interrupt) and touches no record; the outermost one stores U1, loads
+ * the version and `seen`, and takes the slow path when they differ. */
+#define RUNLOCK(t, SP, d, s, v) \
   NEST_INV(t); \
-  r = rec[t]; SP; \
-  if :: M_nest_u1_first -> SETPASSIVE(t, r, 0); SP :: else fi; \
-  s = SEENOF(t, r); SP; \
+  if :: M_nest_u1_first -> ST(t, P(t), 0); SP :: else fi; \
+  d = depth[t]; SP; \
   if \
-  :: s == SNEST -> \
-     if \
-     :: depth[t] == 0 -> SP; rec[t] = OWN \
-     :: else -> SP; depth[t]-- \
-     fi; \
-     if :: M_nest_u1_first -> SP; np[t] = INF :: else fi \
+  :: d != 0 -> \
+     depth[t] = d - 1; \
+     if :: M_nest_u1_first -> SP; ST(t, P(t), INF) :: else fi \
   :: else -> \
-     if :: M_nest_u1_first :: else -> SETPASSIVE(t, r, 0); SP fi; \
+     if :: M_nest_u1_first :: else -> ST(t, P(t), 0); SP fi; \
      LD(t, VER, v); SP; \
+     s = SEENOF(t); \
      if \
-     :: s != v && r == OWN -> \
-        LD(t, S(t), s); \
+     :: s != v -> \
         if \
         :: s == 0 -> ST(t, S(t), OFF) \
         :: s != 0 && s != OFF -> ST(t, S(t), v) \
@@ -226,13 +220,13 @@ byte done;
      :: else \
      fi \
   fi; \
-  r = 0; s = 0; v = 0
+  d = 0; s = 0; v = 0
 
 #define NOSIG skip
 
 /* A section in a signal handler of reader 0: it uses what it reads. */
 inline handler(hr, hp, hs, hg, hv, hm, ho) {
-  RLOCK(0, NOSIG, hr, hp, hs, hg, hv, hm);
+  RLOCK(0, NOSIG, hp, hs, hg, hv, hm);
   LD(0, PTR, ho);
   assert(!freed[ho]);
   RUNLOCK(0, NOSIG, hr, hs, hv);
@@ -274,11 +268,11 @@ proctype Reader0() {
   n = 0;
   do
   :: n < RITER ->
-     RLOCK(0, SP0, r, p, s, g, v, m);
+     RLOCK(0, SP0, p, s, g, v, m);
      LD(0, PTR, o); SP0;
 #if defined(NEST) || defined(SIGNEST)
      SPN;
-     RLOCK(0, SPN, r, p, s, g, v, m);
+     RLOCK(0, SPN, p, s, g, v, m);
      SPN;
      RUNLOCK(0, SPN, r, s, v);
      SPN;
@@ -304,7 +298,7 @@ proctype Reader1() {
   n = 0;
   do
   :: n < R1ITER ->
-     RLOCK(1, NOSIG, r, p, s, g, v, m);
+     RLOCK(1, NOSIG, p, s, g, v, m);
      LD(1, PTR, o);
      assert(!freed[o]);
      RUNLOCK(1, NOSIG, r, s, v);
@@ -397,8 +391,6 @@ init {
   mem[GATE] = 1;
 #endif
   mem[PTR] = 1;
-  np[0] = INF; np[1] = INF;             /* nest_rec_ensure */
-  ns[0] = SNEST; ns[1] = SNEST;
   mem[S(0)] = 1;
   mem[S(1)] = 1;
 #ifdef CLAIM

@@ -7,20 +7,23 @@
 # free high port, and allows dynamic updates from 127.0.0.1; knotd started
 # (stock, or preloaded with READMOSTLY_STATS=1), its answers checked with
 # kdig; then for DUR seconds dnsperf sends queries for random names of the
-# zone while knsupdate sends dynamic updates one after another (each waits
-# for its answer; Knot commits each with a grace period), then IDLE updates
+# zone while knsupdate sends dynamic updates at a fixed rate, RATE per
+# second (Knot commits each with a grace period; each is timed from its
+# scheduled send to its answer), then IDLE updates
 # alone (without queries: the commit's own cost); afterwards the
 # zone's serial must have moved by exactly the number of updates sent, and
 # updated names and old ones answer what they should.  knotd is stopped by
 # the script whatever happens (trap).  The variants alternate within each of
 # REPS rounds (the first one rotating); a ratio is the median over rounds of
 # the ratio within a round.  Writes into OUT:
-#   knot.csv        variant,rep,metric,value (qps, lost, updates_per_s, update_ms)
+#   knot.csv        variant,rep,metric,value (qps, lost, updates, update_ms,
+#                   update_p50_ms, update_p99_ms, update_max_ms,
+#                   idle_updates_per_s, idle_update_ms)
 #   knot-stats.txt  libreadmostly-urcu.so's statistics line of each preloaded run
 #   knot.md         the table
 #   scripts/knot-urcu.sh [--quick] | --render DIR
 #   URCU_PRELOAD=path/to/libreadmostly-urcu.so (default: built in build/)
-#   REPS=5 DUR=10 RECORDS=100000 (--quick: 1, 2, 10000)
+#   REPS=5 DUR=10 RECORDS=100000 RATE=20 (--quick: 1, 2, 10000, 20)
 set -euo pipefail
 {
 cd "$(dirname "$0")/.."
@@ -36,6 +39,8 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
+RATE=${RATE:-20}
+export LC_ALL=C
 if [ "$QUICK" = 1 ]; then REPS=${REPS:-1}; DUR=${DUR:-2}; RECORDS=${RECORDS:-10000}; IDLE=${IDLE:-50}
 else REPS=${REPS:-5}; DUR=${DUR:-10}; RECORDS=${RECORDS:-100000}; IDLE=${IDLE:-300}; fi
 if [ -n "$RENDER" ]; then OUT=$RENDER; fi
@@ -71,7 +76,7 @@ if [ -z "${URCU_PRELOAD:-}" ]; then
 fi
 [ -f "$URCU_PRELOAD" ] || { echo "knot-urcu: $URCU_PRELOAD not found" >&2; exit 1; }
 mkdir -p "$OUT"
-echo "REPS=$REPS DUR=$DUR RECORDS=$RECORDS IDLE=$IDLE KNOT_VERSION='$(dpkg-query -W -f='${Version}' knot 2>/dev/null || echo '?')' DNSPERF_VERSION='$(dpkg-query -W -f='${Version}' dnsperf 2>/dev/null || echo '?')'" > "$OUT/knot-run.txt"
+echo "REPS=$REPS DUR=$DUR RECORDS=$RECORDS IDLE=$IDLE RATE=$RATE KNOT_VERSION='$(dpkg-query -W -f='${Version}' knot 2>/dev/null || echo '?')' DNSPERF_VERSION='$(dpkg-query -W -f='${Version}' dnsperf 2>/dev/null || echo '?')'" > "$OUT/knot-run.txt"
 
 TMP=$(mktemp -d)
 KPID=""
@@ -185,38 +190,68 @@ check_answers() { # the zone as loaded: 20 names, the apex, a missing name
   kdig @127.0.0.1 -p "$PORT" nothere.example.test A | grep -q 'status: NXDOMAIN' || fail "nothere.example.test is not NXDOMAIN"
 }
 
-# Dynamic updates one after another, in batches of 5 (one knsupdate each),
-# until dnsperf ends; each name u<k> gets the address of k.  The rate counts
-# the batches that ended while dnsperf ran (the last one may end after it).
-updates_loop() { # prints: updates_sent updates_timed seconds_timed
-  local k=0 kt=0 st=0 t0 t1 b
+# Dynamic updates at a fixed rate (RATE per second, open loop) until
+# dnsperf ends: one knsupdate reads them from a FIFO, and each update is
+# sent at its scheduled time whether or not the previous one has been
+# answered, so a slow commit shows as latency (queueing included) and not
+# as fewer updates.  Each name u<k> gets the address of k.  The send time
+# of each update and the arrival of each answer (knsupdate answers in
+# order, line-buffered) are taken from bash's EPOCHREALTIME, without a
+# fork.  The first update is not timed: the schedule starts when it is
+# answered (knsupdate's connection is up).  Writes upd.sent and upd.recv
+# (one time per line) and prints the number of updates sent.
+updates_paced() {
+  local fifo=$TMP/upd.fifo k=0 t0 next now line
+  rm -f "$fifo" "$TMP/upd.sent" "$TMP/upd.recv"; mkfifo "$fifo"
+  ( stdbuf -oL knsupdate -v -t 5 < "$fifo" 2>&1 | while IFS= read -r line; do
+      case $line in
+      *"opcode: UPDATE; status: NOERROR"*) echo "$EPOCHREALTIME" ;;
+      *"status:"* | *"failed"*) echo "ERR $line" ;;
+      esac
+    done > "$TMP/upd.recv" ) &
+  local rpid=$!
+  exec 7> "$fifo"
+  printf 'server 127.0.0.1 %s\nzone example.test.\n' "$PORT" >&7
+  # Update 1 warms the connection up; the schedule starts at its answer.
+  k=1
+  echo "$EPOCHREALTIME" >> "$TMP/upd.sent"
+  printf 'update add u1.example.test. 60 A %s\nsend\nanswer\n' "$(ip_of 1)" >&7
+  for _ in $(seq 200); do [ -s "$TMP/upd.recv" ] && break; sleep 0.05; done
+  t0=${EPOCHREALTIME/[,.]/}
   while [ ! -f "$TMP/perf.done" ]; do
-    { echo "server 127.0.0.1 $PORT"; echo "zone example.test."
-      for b in $(seq 5); do k=$((k + 1)); echo "update add u$k.example.test. 60 A $(ip_of "$k")"; echo send; done
-    } > "$TMP/upd"
-    t0=$(date +%s%N)
-    knsupdate -v -t 5 "$TMP/upd" > "$TMP/upd.out" 2>&1 || { echo "knsupdate failed: $(head -3 "$TMP/upd.out")" >&2; echo "FAIL"; return; }
-    t1=$(date +%s%N)
-    if [ ! -f "$TMP/perf.done" ]; then kt=$((kt + 5)); st=$((st + t1 - t0)); fi
+    k=$((k + 1))
+    next=$((t0 + (k - 1) * 1000000 / RATE))
+    now=${EPOCHREALTIME/[,.]/}
+    [ "$now" -ge "$next" ] || sleep "$(printf '0.%06d' $((next - now)))"
+    line=$(printf 'update add u%d.example.test. 60 A %s\nsend\nanswer' "$k" "$(ip_of "$k")")
+    echo "$EPOCHREALTIME" >> "$TMP/upd.sent"
+    echo "$line" >&7
   done
-  echo "$k $kt $(awk -v a="$st" 'BEGIN{printf "%.6f", a / 1e9}')"
+  exec 7>&-
+  wait "$rpid" || true
+  echo "$k"
 }
 
 measure() { # variant rep
-  local v=$1 r=$2 res n nt secs qps lost t0 t1 k
+  local v=$1 r=$2 n total qps lost t0 t1 k
   start_knot "$v"
   check_answers
   rm -f "$TMP/perf.done"
-  updates_loop > "$TMP/upd.res" &
+  updates_paced > "$TMP/upd.res" &
   UPID=$!
   dnsperf -s 127.0.0.1 -p "$PORT" -d "$TMP/queries" -l "$DUR" -q 200 > "$TMP/perf.out" 2>&1 || fail "dnsperf ($v) exit $?"
   touch "$TMP/perf.done"
   wait "$UPID" || true
   UPID=""
-  res=$(cat "$TMP/upd.res")
-  [ "$res" != FAIL ] && [ -n "$res" ] || fail "updates ($v)"
-  read -r n nt secs <<<"$res"
-  [ "$nt" -gt 0 ] || fail "no update ended while dnsperf ran ($v)"
+  n=$(cat "$TMP/upd.res")
+  [ -n "$n" ] && [ "$n" -gt 0 ] || fail "no update sent ($v)"
+  grep -m1 '^ERR' "$TMP/upd.recv" && fail "an update was refused ($v)"
+  [ "$(wc -l < "$TMP/upd.recv")" = "$n" ] || fail "$(wc -l < "$TMP/upd.recv") answers to $n updates ($v)"
+  # Latency of each update but the first: its answer's time minus its send
+  # time (in order).
+  paste -d' ' "$TMP/upd.sent" "$TMP/upd.recv" | tail -n +2 | tr ',' '.' |
+    awk '{printf "%.3f\n", ($2 - $1) * 1000}' | sort -g > "$TMP/upd.lat"
+  lat() { awk -v q="$1" '{a[NR]=$1} END{i=int(q*NR+0.999999); if(i<1)i=1; if(i>NR)i=NR; print a[i]}' "$TMP/upd.lat"; }
   # Then IDLE updates alone, one knsupdate: the cost of a commit itself.
   { echo "server 127.0.0.1 $PORT"; echo "zone example.test."
     for k in $(seq $((n + 1)) $((n + IDLE))); do echo "update add u$k.example.test. 60 A $(ip_of "$k")"; echo send; done
@@ -224,15 +259,15 @@ measure() { # variant rep
   t0=$(date +%s%N)
   knsupdate -v -t 5 "$TMP/upd" > "$TMP/upd.out" 2>&1 || fail "knsupdate ($v): $(head -3 "$TMP/upd.out")"
   t1=$(date +%s%N)
-  n=$((n + IDLE))
+  total=$((n + IDLE))
   qps=$(sed -n 's/^ *Queries per second: *\([0-9.]*\).*/\1/p' "$TMP/perf.out")
   lost=$(sed -n 's/^ *Queries lost: *\([0-9]*\).*/\1/p' "$TMP/perf.out")
   [ -n "$qps" ] || fail "dnsperf ($v) printed no rate"
   # Every completed query answered NOERROR (the names all exist).
   grep -Eq 'Response codes: +NOERROR [0-9]+ \(100\.00%\)$' "$TMP/perf.out" || fail "dnsperf ($v): $(grep 'Response codes' "$TMP/perf.out")"
   # Every update committed exactly once, and answers.
-  [ "$(serial)" = $((1 + n)) ] || fail "serial $(serial) after $n updates ($v), want $((1 + n))"
-  for k in 1 $((n / 2 + 1)) "$n"; do
+  [ "$(serial)" = $((1 + total)) ] || fail "serial $(serial) after $total updates ($v), want $((1 + total))"
+  for k in 1 $((total / 2 + 1)) "$total"; do
     [ "$(q "u$k.example.test")" = "$(ip_of "$k")" ] || fail "u$k.example.test after the updates ($v)"
   done
   check_answers
@@ -246,13 +281,15 @@ measure() { # variant rep
   {
     echo "$v,$r,qps,$qps"
     echo "$v,$r,lost,$lost"
-    echo "$v,$r,updates,$nt"
-    echo "$v,$r,updates_per_s,$(awk -v n="$nt" -v s="$secs" 'BEGIN{printf "%.2f", n / s}')"
-    echo "$v,$r,update_ms,$(awk -v n="$nt" -v s="$secs" 'BEGIN{printf "%.3f", 1000 * s / n}')"
+    echo "$v,$r,updates,$n"
+    echo "$v,$r,update_ms,$(awk '{s+=$1} END{printf "%.3f", s / NR}' "$TMP/upd.lat")"
+    echo "$v,$r,update_p50_ms,$(lat 0.5)"
+    echo "$v,$r,update_p99_ms,$(lat 0.99)"
+    echo "$v,$r,update_max_ms,$(lat 1)"
     echo "$v,$r,idle_updates_per_s,$(awk -v n="$IDLE" -v a="$t0" -v b="$t1" 'BEGIN{printf "%.2f", n / ((b - a) / 1e9)}')"
     echo "$v,$r,idle_update_ms,$(awk -v n="$IDLE" -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", (b - a) / 1e6 / n}')"
   } >> "$CSV"
-  echo "knot-urcu: $v rep $r: $qps queries/s (lost $lost), $nt updates in $secs s ($n sent)"
+  echo "knot-urcu: $v rep $r: $qps queries/s (lost $lost), $n updates at $RATE/s: latency p50 $(lat 0.5) ms, p99 $(lat 0.99) ms"
 }
 
 echo "variant,rep,metric,value" > "$CSV"
@@ -283,10 +320,11 @@ h() { if [ "$2" = n/a ] || [ -z "$2" ]; then echo "${2:-–}"; else awk -v H_KIN
   echo "\`urcu_memb_synchronize_rcu\` and \`urcu_memb_call_rcu\` in liburcu.so.8, which the preloaded"
   echo "library serves (its statistics line is checked in every preloaded run). A zone of $RECORDS A"
   echo "records, knotd on 127.0.0.1 (2 UDP workers); for ${DUR} s \`dnsperf -q 200\` (dnsperf ${DNSPERF_VERSION:-?})"
-  echo "queries random names of the zone while \`knsupdate\` sends dynamic updates one after another"
-  echo "(each waits for its answer; Knot commits each and waits for a grace period before freeing"
-  echo "the old zone contents), over TCP; then $IDLE more updates in a row without queries (what a"
-  echo "commit itself costs). Update latency is the mean time per update (time / updates)."
+  echo "queries random names of the zone while \`knsupdate\` sends dynamic updates at a fixed rate,"
+  echo "${RATE:-20} per second, each at its scheduled time whether or not the previous one was answered"
+  echo "(Knot commits each and waits for a grace period before freeing the old zone contents), over"
+  echo "TCP; an update's latency runs from its scheduled send to its answer, queueing included. Then"
+  echo "$IDLE more updates in a row without queries (what a commit itself costs; mean time per update)."
   echo "Median of $REPS rounds; in each round both variants run, the first one alternating;"
   echo "a ratio is the median over rounds of the ratio within a round. Checked in every run:"
   echo "20 names, the apex NS address and an NXDOMAIN before and after; every query answered"
@@ -297,8 +335,10 @@ h() { if [ "$2" = n/a ] || [ -z "$2" ]; then echo "${2:-–}"; else awk -v H_KIN
   echo "| --- | --- | ---: | ---: | ---: |"
   echo "| queries/s | higher | $(h rate "$(med stock qps)") | $(h rate "$(med preload qps)") | $(h ratio "$(pratio qps)") |"
   echo "| queries lost | lower | $(med stock lost) | $(med preload lost) | |"
-  echo "| updates/s (during queries) | higher | $(h rate "$(med stock updates_per_s)") | $(h rate "$(med preload updates_per_s)") | $(h ratio "$(pratio updates_per_s)") |"
-  echo "| update latency (ms, mean, during queries) | lower | $(med stock update_ms) | $(med preload update_ms) | $(h ratio "$(pratio update_ms)") |"
+  echo "| updates sent during queries (${RATE:-20}/s) | higher | $(med stock updates) | $(med preload updates) | |"
+  echo "| update latency during queries, p50 (ms) | lower | $(med stock update_p50_ms) | $(med preload update_p50_ms) | $(h ratio "$(pratio update_p50_ms)") |"
+  echo "| update latency during queries, p99 (ms) | lower | $(med stock update_p99_ms) | $(med preload update_p99_ms) | $(h ratio "$(pratio update_p99_ms)") |"
+  echo "| update latency during queries, mean (ms) | lower | $(med stock update_ms) | $(med preload update_ms) | $(h ratio "$(pratio update_ms)") |"
   echo "| updates/s (alone, $IDLE in a row) | higher | $(h rate "$(med stock idle_updates_per_s)") | $(h rate "$(med preload idle_updates_per_s)") | $(h ratio "$(pratio idle_updates_per_s)") |"
   echo "| update latency (ms, mean, alone) | lower | $(med stock idle_update_ms) | $(med preload idle_update_ms) | $(h ratio "$(pratio idle_update_ms)") |"
   echo

@@ -26,6 +26,7 @@
  */
 #define _GNU_SOURCE
 #include <readmostly/bravo.h>
+#include <readmostly/bravo2d.h>
 #include <readmostly/thread.h>
 
 #include "env.h"
@@ -37,12 +38,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sched.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#if defined(__has_include)
+#if __has_include(<sys/rseq.h>)
+#include <sys/rseq.h>
+#define RM_HAVE_GLIBC_RSEQ 1
+#endif
+#endif
 
 /* Defined once, here, with default visibility: every shared object that
  * links libreadmostly sees this one table. */
-RM_API struct rm_bravo_table rm_bravo_table = {NULL, 0, 0, 9};
+RM_API struct rm_bravo_table rm_bravo_table = {NULL, 0, 0, 9, 0, 0, 0, 0, 0};
+/* The BRAVO-2D table (bravo2d.h), allocated on first use like the flat one. */
+RM_API struct rm_bravo_table rm_bravo2d_table = {NULL, 0, 0, 9, 0, 0, 0, 0, 0};
 RM_API __thread struct rm_bravo_clock_skip rm_bravo_tls_skip
     __attribute__((tls_model("initial-exec")));
 
@@ -112,6 +122,194 @@ RM_API int rm_bravo_table_init_slowpath(void) {
   return r;
 }
 
+/* ---- the BRAVO-2D table ---------------------------------------------------
+ * Allocated once, by rm_bravo2d_configure() or by the first slow reader of a
+ * BRAVO-2D lock.  The geometry must be whole before any reader sees the
+ * slots, and one allocation must win even when a configure call races a
+ * first slow read, so a state word decides who allocates (0 none, 1 being
+ * allocated, 2 done) instead of the flat table's race of whole tables.  A
+ * thread that finds 1 does not wait: a slow reader stays unbiased this
+ * time (EAGAIN), a configure call gets EBUSY.  The fork handler resets 1
+ * to 0 in the child (the allocating thread does not exist there). */
+static uint32_t t2d_state;
+
+/* The rseq area's offset from the thread pointer, or 0 when glibc did not
+ * register one (tunable glibc.pthread.rseq=0, an old kernel) or we have no
+ * reader for it on this architecture. */
+static intptr_t rseq_offset(void) {
+#if defined(RM_HAVE_GLIBC_RSEQ) && (defined(__x86_64__) || defined(__aarch64__))
+  /* __rseq_size is 0 when the registration failed or was disabled; the
+   * cpu_id field (after cpu_id_start) is negative when this thread is not
+   * registered. */
+  if (__rseq_size < 8 || __rseq_offset == 0) return 0;
+  const volatile int32_t *area =
+      (const volatile int32_t *)((char *)__builtin_thread_pointer() + __rseq_offset);
+  if (area[1] < 0) return 0;
+  return (intptr_t)__rseq_offset;
+#else
+  return 0;
+#endif
+}
+
+RM_API unsigned rm_bravo2d_cpu_slowpath(void) {
+  int c = sched_getcpu();
+  return c < 0 ? 0u : (unsigned)c;
+}
+
+static unsigned log2_pow2(size_t p) {
+  unsigned s = 0;
+  while (((size_t)1 << s) < p) s++;
+  return s;
+}
+
+static bool is_pow2(size_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+static const char *const cpu_sources[] = {"auto", "rseq", "getcpu", NULL};
+
+RM_API int rm_bravo2d_attr_init(struct rm_bravo2d_attr *a) {
+  if (!a) return EINVAL;
+  memset(a, 0, sizeof *a);
+  return 0;
+}
+
+/* Resolve the defaults of *a (from the environment and the machine) and
+ * check it: 0, EINVAL or ENOTSUP; *slots, *rows, *off (rseq offset, 0 for
+ * sched_getcpu) and *probe2 (the second column's XOR, 0 for none) are the
+ * geometry. */
+static int t2d_resolve(const struct rm_bravo2d_attr *a, size_t *slots, unsigned *rows,
+                       intptr_t *off, uint32_t *probe2) {
+  if (a->rows > 65536u || (a->rows != 0 && !is_pow2(a->rows))) return EINVAL;
+  if (a->slots != 0 && (!is_pow2(a->slots) || a->slots > ((size_t)1 << 24))) return EINVAL;
+  if (a->second_probe > 1u || a->cpu_source > RM_BRAVO2D_CPU_GETCPU) return EINVAL;
+  unsigned r = a->rows ? a->rows : (unsigned)pow2_at_least(rm_cpu_count());
+  size_t n = a->slots;
+  if (n == 0) {
+    n = rm_env_pow2("READMOSTLY_BRAVO2D_TABLE_SLOTS", 1, (size_t)1 << 24, default_slots());
+    /* A default too small for the rows grows to one sector a row. */
+    if (n < (size_t)r * RM_BRAVO2D_ROW_MIN) n = (size_t)r * RM_BRAVO2D_ROW_MIN;
+  }
+  if (n / r < RM_BRAVO2D_ROW_MIN) return EINVAL;
+  unsigned src = a->cpu_source;
+  if (src == RM_BRAVO2D_CPU_AUTO)
+    src = (unsigned)rm_env_choice("READMOSTLY_BRAVO2D_CPU", cpu_sources, 0);
+  intptr_t o = 0;
+  if (src != RM_BRAVO2D_CPU_GETCPU) {
+    o = rseq_offset();
+    if (o == 0 && src == RM_BRAVO2D_CPU_RSEQ) return ENOTSUP;
+  }
+  bool p2 = a->second_probe || rm_env_flag("READMOSTLY_BRAVO2D_PROBE2");
+  *slots = n;
+  *rows = r;
+  *off = o;
+  /* The second column: the first XOR half a row, in another cache sector
+   * of the same row (rows have 16 slots or more). */
+  *probe2 = p2 ? (uint32_t)(n / r / 2u) : 0u;
+  return 0;
+}
+
+static int t2d_init(const struct rm_bravo2d_attr *a, bool configuring) {
+  if (rm_atomic_load_acquire(&rm_bravo2d_table.slots)) return configuring ? EBUSY : 0;
+  struct rm_bravo2d_attr dflt;
+  rm_bravo2d_attr_init(&dflt);
+  if (!a) a = &dflt;
+  int cs;
+  /* The environment checks may print (see rm_bravo_table_init_slowpath). */
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
+  size_t slots = 0, bytes;
+  unsigned rows = 0;
+  intptr_t off = 0;
+  uint32_t probe2 = 0;
+  int r = t2d_resolve(a, &slots, &rows, &off, &probe2);
+  uint32_t none = 0;
+  /* Acquire on failure: a thread that finds 2 (done) also sees the slots
+   * and geometry stored before the release store of 2 below.  Acquire on
+   * success orders nothing we need; the table is ours to fill. */
+  if (r == 0 && !__atomic_compare_exchange_n(&t2d_state, &none, 1u, false, __ATOMIC_ACQUIRE,
+                                              __ATOMIC_ACQUIRE))
+    r = configuring ? EBUSY : (none == 2u ? 0 : EAGAIN);
+  else if (r == 0) {
+    int huge;
+    uintptr_t *s = map_table(slots, &bytes, &huge);
+    if (!s) {
+      r = ENOMEM;
+      __atomic_store_n(&t2d_state, 0u, __ATOMIC_RELEASE);
+    } else {
+      unsigned rs = log2_pow2(slots / rows);
+      rm_atomic_store_relaxed(&rm_bravo2d_table.mask, (uintptr_t)(slots - 1));
+      rm_atomic_store_relaxed(&rm_bravo2d_table.row_shift, (uint32_t)rs);
+      rm_atomic_store_relaxed(&rm_bravo2d_table.row_mask, (uint32_t)(rows - 1));
+      rm_atomic_store_relaxed(&rm_bravo2d_table.probe2_xor, probe2);
+      rm_atomic_store_relaxed(&rm_bravo2d_table.rseq_off, off);
+      /* stats_on is not ours to write: rm_bravo_stats_enable() sets it in
+       * both tables, and other threads read it (plainly) while we
+       * allocate. */
+      /* Release: the geometry above is visible to every thread that loads
+       * the slots with acquire (slow readers before they set a bias,
+       * writers before they scan). */
+      rm_atomic_store_release(&rm_bravo2d_table.slots, s);
+      __atomic_store_n(&t2d_state, 2u, __ATOMIC_RELEASE);
+    }
+  }
+  pthread_setcancelstate(cs, NULL);
+  return r;
+}
+
+RM_API int rm_bravo2d_configure(const struct rm_bravo2d_attr *a) {
+  if (!a) return EINVAL;
+  return t2d_init(a, true);
+}
+
+RM_API int rm_bravo2d_get_attr(struct rm_bravo2d_attr *out) {
+  if (!out) return EINVAL;
+  int e = t2d_init(NULL, false);
+  /* EAGAIN: another thread is allocating; wait for it (it never blocks). */
+  while (e == EAGAIN) {
+    sched_yield();
+    e = t2d_init(NULL, false);
+  }
+  if (e) return e;
+  unsigned rs = rm_atomic_load_relaxed(&rm_bravo2d_table.row_shift);
+  out->rows = rm_atomic_load_relaxed(&rm_bravo2d_table.row_mask) + 1u;
+  out->slots = (size_t)out->rows << rs;
+  out->second_probe = rm_atomic_load_relaxed(&rm_bravo2d_table.probe2_xor) != 0;
+  out->cpu_source = rm_atomic_load_relaxed(&rm_bravo2d_table.rseq_off) != 0
+                        ? RM_BRAVO2D_CPU_RSEQ
+                        : RM_BRAVO2D_CPU_GETCPU;
+  return 0;
+}
+
+RM_API int rm_bravo2d_table_private_init(struct rm_bravo_table *t, size_t slots, unsigned rows,
+                                         unsigned second_probe) {
+  if (!t || slots == 0 || slots > ((size_t)1 << 24)) return EINVAL;
+  struct rm_bravo2d_attr a;
+  rm_bravo2d_attr_init(&a);
+  a.rows = rows;
+  a.second_probe = second_probe;
+  size_t n;
+  unsigned r;
+  intptr_t off;
+  uint32_t probe2;
+  a.slots = pow2_at_least(slots);
+  if (a.rows == 0) a.rows = (unsigned)pow2_at_least(rm_cpu_count());
+  if (a.slots < (size_t)a.rows * RM_BRAVO2D_ROW_MIN) a.slots = (size_t)a.rows * RM_BRAVO2D_ROW_MIN;
+  int e = t2d_resolve(&a, &n, &r, &off, &probe2);
+  if (e) return e;
+  e = rm_bravo_table_private_init(t, n);
+  if (e) return e;
+  t->row_shift = log2_pow2(n / r);
+  t->row_mask = r - 1;
+  t->probe2_xor = probe2;
+  t->rseq_off = off;
+  return 0;
+}
+
+RM_API int rm_bravo_table_init_table(struct rm_bravo_table *t) {
+  if (t == &rm_bravo_table) return rm_bravo_table_init_slowpath();
+  if (t == &rm_bravo2d_table) return t2d_init(NULL, false);
+  /* A private table is allocated by its lock's init. */
+  return rm_atomic_load_acquire(&t->slots) ? 0 : ENOMEM;
+}
+
 RM_API size_t rm_bravo_table_size(void) {
   if (rm_bravo_table_init_slowpath() != 0) return 0;
   return (size_t)rm_bravo_table.mask + 1;
@@ -127,6 +325,11 @@ RM_API int rm_bravo_table_private_init(struct rm_bravo_table *t, size_t slots) {
   memset(p, 0, slots * sizeof(uintptr_t));
   t->slots = (uintptr_t *)p;
   t->mask = slots - 1;
+  t->row_shift = 0; /* flat */
+  t->row_mask = 0;
+  t->probe2_xor = 0;
+  t->reserved = 0;
+  t->rseq_off = 0;
   t->stats_on = rm_bravo_table.stats_on;
   t->n = rm_bravo_table.n;
   return 0;
@@ -154,6 +357,7 @@ RM_API unsigned rm_bravo_inhibit_multiplier(void) {
 RM_API void rm_bravo_stats_enable(bool on) {
   if (on) rm_thread_self(); /* make sure the enabling thread has a record */
   rm_atomic_store_relaxed(&rm_bravo_table.stats_on, on ? 1u : 0u);
+  rm_atomic_store_relaxed(&rm_bravo2d_table.stats_on, on ? 1u : 0u);
 }
 
 RM_API void rm_bravo_stats_get(struct rm_bravo_stats *out) {
@@ -189,34 +393,195 @@ RM_API RM_COLD void rm_bravo_bad_unlock(const void *lock, rm_token_t tok) {
 
 /* ---- revocation --------------------------------------------------------- */
 
-/* Wait until no slot holds b (W2, W3).  0; EBUSY (try: some slot holds
+/* Wait until slot s no longer holds b (W2, W3).  0; EBUSY (try: it holds
  * b); ETIMEDOUT (timed: abstime passed first). */
+static RM_COLD int wait_slot_held(uintptr_t *s, struct rm_bravo_bias *b, int mode, int clk,
+                                   const struct timespec *abstime) {
+  if (mode == RM_BRAVO_REVOKE_TRY) return EBUSY;
+  rm_backoff_t bo = RM_BACKOFF_INIT;
+  unsigned polls = 0;
+  /* (W3) acquire: once the slot no longer holds this lock, the reader's
+   * critical section is over as far as we can observe (pairs with its
+   * release store R3).  A reader that loaded the bias before W1 may
+   * still CAS this lock into some slot after we passed it, but its
+   * re-check R2 then follows W1 in S, sees the bias off, and it backs
+   * out without entering: we need not look back.  The back-off sleeps
+   * with a raw system call: not a cancellation point. */
+  while (rm_bravo_slot_holds(rm_atomic_load_acquire(s), b)) {
+    if (mode == RM_BRAVO_REVOKE_TIMED && (++polls & 63u) == 0 &&
+        rm_timespec_expired(clk, abstime))
+      return ETIMEDOUT;
+    rm_backoff_wait(&bo);
+  }
+  return 0;
+}
+RM_INLINE int wait_slot(uintptr_t *s, struct rm_bravo_bias *b, int mode, int clk,
+                        const struct timespec *abstime) {
+  /* (W2) seq_cst load: sees any reader's slot that R2 did not beat. */
+  if (RM_LIKELY(!rm_bravo_slot_holds(rm_atomic_load_seq_cst(s), b))) return 0;
+  return wait_slot_held(s, b, mode, clk, abstime);
+}
+
+/* ---- the flat table's scan ---------------------------------------------------
+ * A revoking writer of a flat table must look at every slot, and the table
+ * is almost always nearly empty.  So the scan first looks for nonzero slots
+ * a cache line or a sector at a time (SIMD: OR the slots together, test
+ * for zero) and gives each nonzero slot to wait_slot(), which reads it
+ * again with the ordering of W2/W3.
+ *
+ * Ordering of the SIMD loads (x86-64 only).  A slot that the vector load
+ * sees as 0 is skipped, so that load stands for W2: it must not miss a
+ * reader whose re-check R2 saw the bias on.  x86-64 orders every ordinary
+ * load, vector loads included (not the non-temporal ones, which we do not
+ * use), after an earlier locked instruction or MFENCE, and loads after
+ * loads; W1 is a locked RMW followed by a full fence (rm_fence_store_load),
+ * so every vector load reads memory after W1 is visible to all CPUs, which
+ * is all the Dekker argument of bravo.h needs from a seq_cst load.  Each
+ * aligned 8-byte slot inside a 16- or 32-byte aligned load is read whole.
+ * W3 (acquire) is what a load of 0 after the reader's release store R3
+ * needs to order its section before ours: x86 loads are acquire loads in
+ * hardware, and the compiler barrier after the scan (an acquire fence,
+ * which is no instruction on x86) keeps the compiler from moving our later
+ * accesses above it.  The C11 model has no words for mixed-size atomics,
+ * so this is the one place where the argument is x86-TSO's rather than
+ * C11's; ThreadSanitizer builds, and other architectures, use the plain C
+ * scan (seq_cst loads, one slot at a time).
+ */
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define RM_BRAVO_NO_SIMD 1
+#endif
+#endif
+#ifndef RM_BRAVO_NO_SIMD
+#define RM_BRAVO_SIMD 1
+#include <immintrin.h>
+#endif
+#endif
+
+/* First index >= i of a nonzero slot in s[0..n), or n. */
+static size_t scan_plain(const uintptr_t *s, size_t i, size_t n) {
+  for (; i < n; i++)
+    if (rm_atomic_load_seq_cst((uintptr_t *)&s[i]) != 0) return i; /* (W2) */
+  return i;
+}
+
+#ifdef RM_BRAVO_SIMD
+/* 8 slots (one 64-byte line) a step; s is page-aligned, so the steps from
+ * an index that is a multiple of 8 are line-aligned. */
+static size_t scan_sse2(const uintptr_t *s, size_t i, size_t n) {
+  while (i < n && (i & 7u)) {
+    if (s[i]) return i;
+    i++;
+  }
+  const __m128i zero = _mm_setzero_si128();
+  for (; i + 8 <= n; i += 8) {
+    const __m128i *p = (const __m128i *)(const void *)&s[i];
+    __m128i v = _mm_or_si128(_mm_or_si128(_mm_load_si128(p), _mm_load_si128(p + 1)),
+                             _mm_or_si128(_mm_load_si128(p + 2), _mm_load_si128(p + 3)));
+    if (_mm_movemask_epi8(_mm_cmpeq_epi8(v, zero)) != 0xFFFF) break;
+  }
+  for (; i < n; i++)
+    if (s[i]) break;
+  /* Acquire (a compiler barrier on x86): see above. */
+  __atomic_thread_fence(__ATOMIC_ACQUIRE);
+  return i;
+}
+
+/* 16 slots (one 128-byte sector) a step. */
+__attribute__((target("avx2"))) static size_t scan_avx2(const uintptr_t *s, size_t i,
+                                                        size_t n) {
+  while (i < n && (i & 15u)) {
+    if (s[i]) return i;
+    i++;
+  }
+  for (; i + 16 <= n; i += 16) {
+    const __m256i *p = (const __m256i *)(const void *)&s[i];
+    __m256i v = _mm256_or_si256(_mm256_or_si256(_mm256_load_si256(p), _mm256_load_si256(p + 1)),
+                                _mm256_or_si256(_mm256_load_si256(p + 2), _mm256_load_si256(p + 3)));
+    if (!_mm256_testz_si256(v, v)) break;
+  }
+  for (; i < n; i++)
+    if (s[i]) break;
+  __atomic_thread_fence(__ATOMIC_ACQUIRE);
+  return i;
+}
+#endif
+
+typedef size_t (*scan_fn)(const uintptr_t *, size_t, size_t);
+/* The method in use (RM_BRAVO_SCAN_*); chosen at start-up. */
+static int scan_method = RM_BRAVO_SCAN_PLAIN;
+
+static bool scan_supported(int m) {
+  if (m == RM_BRAVO_SCAN_PLAIN) return true;
+#ifdef RM_BRAVO_SIMD
+  if (m == RM_BRAVO_SCAN_SSE2) return true;
+  if (m == RM_BRAVO_SCAN_AVX2) return __builtin_cpu_supports("avx2");
+#endif
+  return false;
+}
+
+static scan_fn scan_of(int m) {
+#ifdef RM_BRAVO_SIMD
+  if (m == RM_BRAVO_SCAN_SSE2) return scan_sse2;
+  if (m == RM_BRAVO_SCAN_AVX2) return scan_avx2;
+#endif
+  (void)m;
+  return scan_plain;
+}
+
+static int scan_best(void) {
+  if (scan_supported(RM_BRAVO_SCAN_AVX2)) return RM_BRAVO_SCAN_AVX2;
+  if (scan_supported(RM_BRAVO_SCAN_SSE2)) return RM_BRAVO_SCAN_SSE2;
+  return RM_BRAVO_SCAN_PLAIN;
+}
+
+RM_API int rm_bravo_set_scan(int method) {
+  if (method < RM_BRAVO_SCAN_AUTO || method > RM_BRAVO_SCAN_AVX2) return EINVAL;
+  if (method == RM_BRAVO_SCAN_AUTO) method = scan_best();
+  if (!scan_supported(method)) return ENOTSUP;
+  rm_atomic_store_relaxed(&scan_method, method);
+  return 0;
+}
+
+RM_API int rm_bravo_scan(void) { return rm_atomic_load_relaxed(&scan_method); }
+
+RM_API size_t rm_bravo_scan_nonzero(const uintptr_t *slots, size_t from, size_t n, int method) {
+  if (method == RM_BRAVO_SCAN_AUTO) method = rm_bravo_scan();
+  if (!slots || !scan_supported(method)) return n;
+  return scan_of(method)(slots, from, n);
+}
+
+/* Wait until no slot of t holds b.  A flat table: every slot.  A BRAVO-2D
+ * table: the lock's column in every row (and the second probe's column),
+ * the only slots a reader of b ever installs b in, whatever CPU it ran on
+ * (bravo2d.h). */
 static int scan_table(struct rm_bravo_bias *b, struct rm_bravo_table *t, int mode, int clk,
                       const struct timespec *abstime) {
-  /* Acquire, pairing with the table's publication (release CAS of slots
-   * after mask): the mask we read belongs to these slots. */
+  /* Acquire, pairing with the table's publication (release of slots
+   * after the geometry): the mask and rows we read belong to these slots. */
   uintptr_t *slots = rm_atomic_load_acquire(&t->slots);
   if (!slots) return 0;
-  uintptr_t n = rm_atomic_load_relaxed(&t->mask) + 1;
-  for (uintptr_t i = 0; i < n; i++) {
-    /* (W2) seq_cst load: sees any reader's slot that R2 did not beat. */
-    if (RM_LIKELY(!rm_bravo_slot_holds(rm_atomic_load_seq_cst(&slots[i]), b))) continue;
-    if (mode == RM_BRAVO_REVOKE_TRY) return EBUSY;
-    rm_backoff_t bo = RM_BACKOFF_INIT;
-    unsigned polls = 0;
-    /* (W3) acquire: once the slot no longer holds this lock, the reader's
-     * critical section is over as far as we can observe (pairs with its
-     * release store R3).  A reader that loaded the bias before W1 may
-     * still CAS this lock into some slot after we passed it, but its
-     * re-check R2 then follows W1 in S, sees the bias off, and it backs
-     * out without entering: we need not look back.  The back-off sleeps
-     * with a raw system call: not a cancellation point. */
-    while (rm_bravo_slot_holds(rm_atomic_load_acquire(&slots[i]), b)) {
-      if (mode == RM_BRAVO_REVOKE_TIMED && (++polls & 63u) == 0 &&
-          rm_timespec_expired(clk, abstime))
-        return ETIMEDOUT;
-      rm_backoff_wait(&bo);
+  uint32_t rs = rm_atomic_load_relaxed(&t->row_shift);
+  if (rs != 0) {
+    uintptr_t rows = (uintptr_t)rm_atomic_load_relaxed(&t->row_mask) + 1;
+    uint32_t col = rm_bravo2d_column(b, rs);
+    uint32_t x = rm_atomic_load_relaxed(&t->probe2_xor);
+    for (uintptr_t r = 0; r < rows; r++) {
+      uintptr_t *row = slots + (r << rs);
+      int e = wait_slot(row + col, b, mode, clk, abstime);
+      if (!e && x) e = wait_slot(row + (col ^ x), b, mode, clk, abstime);
+      if (e) return e;
     }
+    return 0;
+  }
+  uintptr_t n = rm_atomic_load_relaxed(&t->mask) + 1;
+  /* Any method finds every nonzero slot (see above); changing it while a
+   * scan runs is harmless. */
+  scan_fn next = scan_of(rm_atomic_load_relaxed(&scan_method));
+  for (size_t i = next(slots, 0, n); i < n; i = next(slots, i + 1, n)) {
+    int e = wait_slot(&slots[i], b, mode, clk, abstime);
+    if (e) return e;
   }
   return 0;
 }
@@ -415,10 +780,51 @@ static void bravo_fork_child(void) {
   errno = saved;
 }
 
+/* BRAVO-2D (bravo2d.h, FORK): the forking thread's slots cannot be told
+ * from others by their index (the row was a CPU's), so a slot of a lock
+ * whose bias is off is marked RM_BRAVO_SLOT_RELEASED rather than cleared:
+ * no writer waits for a marked slot, and the forking thread's own read
+ * unlock accepts the mark.  A table being allocated by another thread at
+ * the fork is forgotten (that thread does not exist here). */
+static void bravo2d_fork_child(void) {
+  /* Relaxed: the child runs one thread. */
+  if (__atomic_load_n(&t2d_state, __ATOMIC_RELAXED) == 1u)
+    __atomic_store_n(&t2d_state, 0u, __ATOMIC_RELAXED);
+  uintptr_t *slots = rm_bravo2d_table.slots;
+  if (!slots) return;
+  int saved = errno;
+  for (uintptr_t i = 0; i <= rm_bravo2d_table.mask; i++) {
+    uintptr_t v = slots[i], lk = RM_BRAVO_SLOT_LOCK(v);
+    if (!v || (v & RM_BRAVO_SLOT_RELEASED)) continue;
+    uint32_t word = 0;
+    if (probe_read((const void *)(lk + offsetof(struct rm_bravo_bias, rbias)), &word,
+                   sizeof word) &&
+        (word & RM_BRAVO_BIAS))
+      continue;
+    slots[i] = v | RM_BRAVO_SLOT_RELEASED;
+  }
+  errno = saved;
+}
+
+static void bravo_fork_child_all(void) {
+  bravo_fork_child();
+  bravo2d_fork_child();
+}
+
 __attribute__((constructor(103))) static void bravo_ctor(void) {
-  static const struct rm_thread_hooks hooks = {NULL, bravo_fork_child};
+  static const struct rm_thread_hooks hooks = {NULL, bravo_fork_child_all};
   rm_thread_add_hooks(&hooks);
   /* The range of rm_bravo_set_inhibit_multiplier(); messages: src/env.h. */
   rm_bravo_table.n = (uint32_t)rm_env_int("READMOSTLY_BRAVO_N", 0, 1000000, 9);
+  /* The flat table's scan: the widest the CPU has, or
+   * READMOSTLY_BRAVO_SCAN=plain|sse2|avx2 (one it lacks falls back to the
+   * widest it has, with a message). */
+  static const char *const scans[] = {"auto", "plain", "sse2", "avx2", NULL};
+  int m = rm_env_choice("READMOSTLY_BRAVO_SCAN", scans, RM_BRAVO_SCAN_AUTO);
+  if (rm_bravo_set_scan(m) != 0) {
+    rm_env_report("READMOSTLY_BRAVO_SCAN", scans[m], "not supported by this CPU or build",
+                  "the widest supported");
+    rm_bravo_set_scan(RM_BRAVO_SCAN_AUTO);
+  }
   if (rm_env_flag("READMOSTLY_STATS")) rm_bravo_stats_enable(true);
 }

@@ -83,30 +83,11 @@ static void signals_block(sigset_t *old) {
 static void signals_restore(const sigset_t *old) { pthread_sigmask(SIG_SETMASK, old, NULL); }
 
 /* Forget the thread's record (the record itself is released by the
- * caller or the core) and free its nesting record (a later registration
- * allocates one again).  Signals are blocked. */
+ * caller or the core).  Signals are blocked. */
 static void tls_reset(struct rm_rcu_thread *t) {
-  struct rm_fcp_reader *n = t->nest_rec;
   t->rec = &rm_rcu_unregistered;
   t->own = NULL;
-  t->nest_rec = NULL;
   t->depth = 0;
-  free(n);
-}
-
-/* The nesting record: in no domain, "in flight" for good (nothing stores
- * to it after this: inner sections change only `rec` and `depth`), and its
- * `seen` RM_RCU_SEEN_NEST, which tells the inline unlock where it is (see
- * rm_rcu_thread). */
-static bool nest_rec_ensure(struct rm_rcu_thread *t) {
-  if (t->nest_rec) return true;
-  struct rm_fcp_reader *n = (struct rm_fcp_reader *)aligned_alloc(RM_CACHE_SECTOR, sizeof *n);
-  if (!n) return false;
-  memset(n, 0, sizeof *n);
-  n->passive = &rm_rcu_in_flight;
-  n->seen = RM_RCU_SEEN_NEST;
-  t->nest_rec = n;
-  return true;
 }
 
 /* The thread has record r from now on, outside any section.  Signals are
@@ -149,16 +130,11 @@ RM_API rm_fcp_domain_t *rm_rcu_domain(void) {
 
 static struct rm_fcp_reader *claim(void) {
   rm_fcp_domain_t *d = rm_rcu_domain();
-  if (!nest_rec_ensure(&rm_rcu_tls)) return NULL;
   /* The core claims a record, reports the current version and fences: a
    * synchronize that counted the record as free (seen == UINT64_MAX) before
    * the claim has its updates visible to every section we begin.  */
   struct rm_fcp_reader *r = rm_fcp_self_slowpath(d);
-  if (r == NULL) { /* no record: no exit hook will free the nesting record */
-    free(rm_rcu_tls.nest_rec);
-    rm_rcu_tls.nest_rec = NULL;
-    return NULL;
-  }
+  if (r == NULL) return NULL;
   /* The claim set the mode up (membarrier registration): open the gate,
    * so that our sections take the fast path even if no grace period ever
    * runs. */
@@ -244,7 +220,7 @@ RM_API RM_NOINLINE struct rm_fcp_reader *rm_rcu_read_lock_slowpath(void) {
             (void *)r, (void *)t->own);
   leave_offline(r);
   RM_DEBUG_YIELD();
-  t->rec = t->nest_rec; /* the first inner section (`depth` is 0) */
+  t->depth++; /* an inner section of the interrupted one */
   return NULL;
 }
 
@@ -289,8 +265,6 @@ RM_API RM_NOINLINE void rm_rcu_read_lock_report(struct rm_fcp_reader *r, uint64_
     g = rm_atomic_load_relaxed(&rm_rcu_dom.gate);
     if (g == rm_atomic_load_relaxed(&r->seen)) return;
   }
-  /* Never the nesting record: it is in flight for good, so a lock on it
-   * takes the inline nested branch. */
   RM_ASSERT(r == t->own, "read lock on record %p, not the thread's own %p", (void *)r,
             (void *)t->own);
   uint64_t s = rm_atomic_load_relaxed(&r->seen);
@@ -311,9 +285,8 @@ static void unlock_misuse(void) {
   rm_misuse(&said, "rm_rcu_read_unlock without a matching rm_rcu_read_lock (ignored)");
 }
 
-/* The read unlock's slow path (U1 is stored): `seen` differed from v, on a
- * record that is not the nesting record (the inline code ends inner
- * sections without storing to any record).
+/* The read unlock's slow path (U1 is stored): `seen` differed from v (the
+ * inline code ends inner sections without storing to any record).
  *  - The thread's record: report v, exactly as rm_fcp_report() does (a
  *    release store; wake a synchronize parked on the record).  After a
  *    section begun offline (`seen` 0), put the record offline again

@@ -139,6 +139,21 @@ OPS_ENTRY(bfutr, "bravo-futex-rpref", rm_bravo_futexrw_t,
               RM_RWLOCK_RECURSIVE_READ,
           bfut_rtm, bfut_wtm)
 
+OPS_TOKEN_CORE(b2ba, rm_bravo2d_ba_t, rm_bravo2d_ba)
+OPS_ENTRY(b2ba, "bravo2d-ba", rm_bravo2d_ba_t, RM_RWLOCK_BIASED | RM_RWLOCK_PHASE_FAIR, NULL,
+          NULL)
+OPS_TOKEN_CORE(b2pth, rm_bravo2d_pthread_t, rm_bravo2d_pthread)
+OPS_TOKEN_TIMED(b2pth, rm_bravo2d_pthread_t, rm_bravo2d_pthread)
+OPS_ENTRY(b2pth, "bravo2d-pthread", rm_bravo2d_pthread_t,
+          RM_RWLOCK_BIASED | RM_RWLOCK_BLOCKING | RM_RWLOCK_TIMED | RM_RWLOCK_PREFER_READER |
+              RM_RWLOCK_RECURSIVE_READ,
+          b2pth_rtm, b2pth_wtm)
+OPS_TOKEN_CORE(b2fut, rm_bravo2d_futexrw_t, rm_bravo2d_futexrw)
+OPS_TOKEN_TIMED(b2fut, rm_bravo2d_futexrw_t, rm_bravo2d_futexrw)
+OPS_ENTRY(b2fut, "bravo2d-futex", rm_bravo2d_futexrw_t,
+          RM_RWLOCK_BIASED | RM_RWLOCK_BLOCKING | RM_RWLOCK_TIMED | RM_RWLOCK_PREFER_WRITER,
+          b2fut_rtm, b2fut_wtm)
+
 OPS_PLAIN_CORE(prw, rm_prwlock_t, rm_prwlock)
 OPS_PLAIN_TIMED(prw, rm_prwlock_t, rm_prwlock)
 OPS_ENTRY(prw, "prwlock", rm_prwlock_t,
@@ -168,7 +183,8 @@ OPS_ENTRY(prwd, "prwlock-domain", rm_prwlock_t,
 
 static const struct rm_rwlock_ops *const all_ops[] = {
     &ba_ops,   &bba_ops,  &pft_ops,  &bpft_ops,  &pth_ops,  &bpth_ops, &fut_ops,   &bfut_ops,
-    &futr_ops, &bfutr_ops, &pcpu_ops, &coh_ops,  &prw_ops,  &prwd_ops, NULL};
+    &futr_ops, &bfutr_ops, &b2ba_ops, &b2pth_ops, &b2fut_ops, &pcpu_ops, &coh_ops,  &prw_ops,
+    &prwd_ops, NULL};
 
 RM_API const struct rm_rwlock_ops *const *rm_rwlock_ops_all(void) { return all_ops; }
 

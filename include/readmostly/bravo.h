@@ -146,6 +146,17 @@ struct rm_bravo_table {
   uintptr_t mask;     /* slots - 1 */
   uint32_t stats_on;  /* counters enabled */
   uint32_t n;         /* inhibit multiplier N */
+  /* BRAVO-2D geometry (readmostly/bravo2d.h), written with mask before the
+   * table is published; all 0 in a flat table.  row_shift: log2 of the
+   * slots in a row (0: the table is flat); row_mask: rows - 1; probe2_xor:
+   * the second probe's column is the first one XOR this (0: no second
+   * probe); rseq_off: the offset of glibc's rseq area from the thread
+   * pointer (0: the CPU number comes from sched_getcpu()). */
+  uint32_t row_shift;
+  uint32_t row_mask;
+  uint32_t probe2_xor;
+  uint32_t reserved;
+  intptr_t rseq_off;
 } RM_ALIGNED;
 
 extern RM_API struct rm_bravo_table rm_bravo_table;
@@ -240,10 +251,37 @@ RM_API void rm_bravo_stats_reset(void);
 /* Slots in the global table (allocating it if needed); 0 on ENOMEM. */
 RM_API size_t rm_bravo_table_size(void);
 
+/*
+ * The revocation scan of a flat table (docs/bravo-future.md): it looks for
+ * nonzero slots a cache line at a time with SSE2, or a 128-byte sector at a
+ * time with AVX2 where the CPU has it (chosen at start-up with
+ * __builtin_cpu_supports), and one slot at a time in plain C elsewhere
+ * (other architectures, ThreadSanitizer builds).  Every method finds every
+ * slot that holds the lock; only the speed differs.
+ * rm_bravo_set_scan(m): 0; EINVAL for an unknown m; ENOTSUP when this CPU
+ * or build lacks it.  RM_BRAVO_SCAN_AUTO picks the widest supported; so
+ * does the start-up default, or READMOSTLY_BRAVO_SCAN=plain|sse2|avx2.
+ * rm_bravo_scan() is the method in use (never AUTO).
+ * rm_bravo_scan_nonzero(slots, from, n, m) is the scan itself, for the
+ * benchmarks: the first index >= from of a nonzero slot of slots[0..n)
+ * (slots aligned to 32 bytes), or n; n also when m is not supported.
+ */
+#define RM_BRAVO_SCAN_AUTO 0
+#define RM_BRAVO_SCAN_PLAIN 1
+#define RM_BRAVO_SCAN_SSE2 2
+#define RM_BRAVO_SCAN_AVX2 3
+RM_API int rm_bravo_set_scan(int method);
+RM_API int rm_bravo_scan(void);
+RM_API size_t rm_bravo_scan_nonzero(const uintptr_t *slots, size_t from, size_t n, int method);
+
 /* ---- out-of-line parts (src/bravo.c) ------------------------------------------ */
 
 /* Allocate the global table if needed.  0 or ENOMEM. */
 RM_API int rm_bravo_table_init_slowpath(void);
+/* Allocate table t if it is one of the process-wide ones (rm_bravo_table,
+ * rm_bravo2d_table) and not allocated yet.  0, ENOMEM, or EAGAIN (another
+ * thread is allocating it: the caller stays unbiased this time). */
+RM_API int rm_bravo_table_init_table(struct rm_bravo_table *t);
 /* Private tables (one per lock, for the interference experiment). */
 RM_API int rm_bravo_table_private_init(struct rm_bravo_table *t, size_t slots);
 RM_API void rm_bravo_table_private_destroy(struct rm_bravo_table *t);
@@ -412,7 +450,7 @@ RM_INLINE void rm_bravo_read_slow_bias(struct rm_bravo_bias *b, struct rm_bravo_
     return;
   }
   if (RM_UNLIKELY(rm_atomic_load_acquire(&t->slots) == NULL) &&
-      rm_bravo_table_init_slowpath() != 0)
+      rm_bravo_table_init_table(t) != 0)
     return; /* no table: stay unbiased, the lock still works */
   RM_DEBUG_YIELD();
   /* (S1) CAS from 0, release: fails while a writer is counted in (it
@@ -562,9 +600,13 @@ RM_API bool rm_bravo_release_foreign(struct rm_bravo_bias *b, struct rm_bravo_ta
  */
 #define RM_BRAVO_GLOBAL_TABLE(l) (&rm_bravo_table)
 
-#define RM_BRAVO_DEFINE_CORE(NAME, UTYPE, UPFX, TABLE)                             \
+/* K names the fast-path family: rm_bravo (the flat table of Listing 1) or
+ * rm_bravo2d (readmostly/bravo2d.h); the rest is shared. */
+#define RM_BRAVO_DEFINE_CORE(NAME, UTYPE, UPFX, TABLE) \
+  RM_BRAVO_DEFINE_CORE_K(NAME, UTYPE, UPFX, TABLE, rm_bravo)
+#define RM_BRAVO_DEFINE_CORE_K(NAME, UTYPE, UPFX, TABLE, K)                        \
   RM_GEN_INLINE int NAME##_read_lock(NAME##_t *l, rm_token_t *tok) {                    \
-    int why = rm_bravo_read_fast(&l->bias, TABLE(l), tok);                          \
+    int why = K##_read_fast(&l->bias, TABLE(l), tok);                          \
     if (RM_LIKELY(why == RM_BRAVO_FAST)) {                                          \
       rm_bravo_read_fast_done(TABLE(l));                                            \
       return 0;                                                                     \
@@ -579,7 +621,7 @@ RM_API bool rm_bravo_release_foreign(struct rm_bravo_bias *b, struct rm_bravo_ta
     return 0;                                                                       \
   }                                                                                 \
   RM_GEN_INLINE int NAME##_read_trylock(NAME##_t *l, rm_token_t *tok) {                 \
-    int why = rm_bravo_read_fast(&l->bias, TABLE(l), tok);                          \
+    int why = K##_read_fast(&l->bias, TABLE(l), tok);                          \
     if (why == RM_BRAVO_FAST) {                                                     \
       rm_bravo_read_fast_done(TABLE(l));                                            \
       return 0;                                                                     \
@@ -594,7 +636,7 @@ RM_API bool rm_bravo_release_foreign(struct rm_bravo_bias *b, struct rm_bravo_ta
     return 0;                                                                       \
   }                                                                                 \
   RM_GEN_INLINE int NAME##_read_unlock(NAME##_t *l, rm_token_t tok) {                   \
-    int fast = rm_bravo_read_unlock_fast(&l->bias, tok);                            \
+    int fast = K##_read_unlock_fast(&l->bias, tok);                            \
     if (fast) return fast > 0 ? 0 : EPERM;                                          \
     return UPFX##_read_unlock(&l->under);                                           \
   }                                                                                 \
@@ -623,14 +665,16 @@ RM_API bool rm_bravo_release_foreign(struct rm_bravo_bias *b, struct rm_bravo_ta
   }                                                                                 \
   RM_GEN_INLINE int NAME##_write_unlock(NAME##_t *l) { return UPFX##_write_unlock(&l->under); }
 
-#define RM_BRAVO_DEFINE_TIMED_PART(NAME, UTYPE, UPFX, TABLE)                       \
+#define RM_BRAVO_DEFINE_TIMED_PART(NAME, UTYPE, UPFX, TABLE) \
+  RM_BRAVO_DEFINE_TIMED_PART_K(NAME, UTYPE, UPFX, TABLE, rm_bravo)
+#define RM_BRAVO_DEFINE_TIMED_PART_K(NAME, UTYPE, UPFX, TABLE, K)                  \
   RM_GEN_INLINE int NAME##_read_timedlock(NAME##_t *l, rm_token_t *tok, int clk,        \
                                       const struct timespec *abstime) {             \
     if (RM_UNLIKELY(rm_timeout_check(clk, abstime) != 0)) {                         \
       *tok = 0; /* no hold: a token that no unlock accepts */                       \
       return EINVAL;                                                                \
     }                                                                               \
-    int why = rm_bravo_read_fast(&l->bias, TABLE(l), tok);                          \
+    int why = K##_read_fast(&l->bias, TABLE(l), tok);                          \
     if (why == RM_BRAVO_FAST) {                                                     \
       rm_bravo_read_fast_done(TABLE(l));                                            \
       return 0;                                                                     \

@@ -50,6 +50,16 @@
 #error "readmostly needs GCC or Clang (the __atomic builtins)"
 #endif
 
+/* POSIX 2008 (CLOCK_MONOTONIC here, pthread_rwlock_t in pthread_rw.h).  The
+ * GNU dialects (-std=gnu11, and C++ with g++ or clang++) declare it by
+ * default; a strict -std=c11 declares only ISO C unless a feature-test
+ * macro is defined before the first system header, which a header included
+ * after others cannot do for its user.  Say so once, instead of a list of
+ * undeclared names.  CLOCK_MONOTONIC is a macro in glibc and in musl. */
+#ifndef CLOCK_MONOTONIC
+#error "readmostly needs POSIX 2008 (CLOCK_MONOTONIC, pthread_rwlock_t): compile with -D_POSIX_C_SOURCE=200809L or -D_GNU_SOURCE (-std=c11 alone defines neither)"
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif

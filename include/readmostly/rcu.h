@@ -144,15 +144,14 @@
  *   EINVAL, EEXIST, ENOMEM.  rm_rcu_defer: 0, EDEADLK (see above).
  *
  * COSTS
- *   256 bytes per registered thread (its record, and a second one for
- *   nested sections); outermost read pair: one store to the thread's record
- *   each way, one load and compare each way (the lock: the domain's gate;
- *   the unlock: its version, on the same line) and one store when the
- *   version moved; no atomic instruction, and no test of the fence mode or
- *   of the nesting depth (both are folded into the compares; the unlock
- *   compares `seen`, which it loads anyway, with a constant first).  A
- *   nested pair takes the unlikely branches of both, inline, and stores
- *   only to thread-local storage (the depth and the record pointer)
+ *   128 bytes per registered thread (its record); outermost read pair:
+ *   one store to the thread's record each way, one load and compare each
+ *   way (the lock: the domain's gate; the unlock: its version, on the same
+ *   line), one load and test of the thread-local depth in the unlock, and
+ *   one store when the version moved; no atomic instruction, and no test
+ *   of the fence mode (it is folded into the lock's compare).  A nested
+ *   pair takes the unlikely branch of the lock and the likely one of the
+ *   unlock, inline, and stores only to thread-local storage (the depth)
  *   (docs/rcu.md, "The read pair").
  *
  * MISUSE
@@ -180,47 +179,45 @@ extern "C" {
 /* The calling thread's RCU state.
  *
  * `rec` is what the inline read side works on: the thread's record in the
- * RCU domain (`own`); while sections are open inside the outermost one,
- * the thread's nesting record; while the thread is not registered, the
- * stand-in &rm_rcu_unregistered.  The nesting record and the stand-in are
- * in no domain.  The nesting record is "in flight" for good, so a lock on
- * it begins an inner section, and its `seen` is RM_RCU_SEEN_NEST, which an
- * unlock tests first (it loads `seen` anyway) to end an inner section
- * without storing to any record.  The stand-in's `seen` never equals a
- * version, so an unlock on it takes its slow path; a lock on it finds it
- * not NULL or, failing that, its `seen` different.  An offline thread (and
- * one waiting in rm_rcu_synchronize or rm_rcu_barrier) keeps `rec` ==
- * `own`, whose `seen` is then UINT64_MAX: its next lock leaves that state
- * in its slow path.  So the inline pair needs no test of the thread's
- * state beyond the ones it makes anyway, and one compare of `seen` with a
- * constant in each.  The first inner section only points `rec` at the
- * nesting record, and the last inner unlock points it back; `depth`
- * counts the sections open on the nesting record beyond that first one
- * (it is 0 whenever `rec` is not the nesting record).
+ * RCU domain (`own`), or, while the thread is not registered, the
+ * stand-in &rm_rcu_unregistered (in no domain).  `depth` counts the
+ * sections open inside the outermost one; only the outermost section
+ * stores to the record (R1, U1), so a grace period sees one section per
+ * thread, and an inner pair counts `depth` up and down in thread-local
+ * storage.  The stand-in's `seen` never equals a version and is
+ * RM_RCU_SEEN_OFFLINE: a lock on it finds its `passive` not NULL and goes
+ * to the slow path on that `seen`, or finds it NULL (after a misplaced
+ * unlock) and goes there on the gate compare; an unlock on it goes to its
+ * slow path on the version compare.  An offline thread (and one waiting
+ * in rm_rcu_synchronize or rm_rcu_barrier) keeps `rec` == `own`, whose
+ * `seen` is then RM_RCU_SEEN_OFFLINE: its next lock leaves that state in
+ * its slow path.  So the inline pair needs no test of the thread's state
+ * beyond the compares it makes anyway.
  *
  * Signal handlers.  A handler may interrupt the thread's own RCU code at
  * any instruction and run read sections; it leaves every field as it
- * found it.  Each step of the inline code is one store to one field
- * (`rec`, or `depth` counted up or down by one), and a handler that
- * interrupts a read-modify-write of `depth` puts it back as it was before
- * returning, so every point in between is a consistent nesting state; the
- * slow paths handle the offline states a handler can find
- * (readmostly/rcu.h "Signal handlers", docs/rcu.md). */
+ * found it.  Each step of the inline code is one store to one field (R1 or
+ * U1 to the record, or `depth` counted up or down by one), and a handler
+ * that interrupts a read-modify-write of `depth` puts it back as it was
+ * before returning, so every point in between is a consistent nesting
+ * state: `depth` is nonzero only while the record is in flight (the
+ * outermost lock stores R1 before any inner section counts, the outermost
+ * unlock tests `depth` before U1), and a handler that finds the record in
+ * flight nests inside the interrupted section; the slow paths handle the
+ * offline states a handler can find (readmostly/rcu.h "Signal handlers",
+ * docs/rcu.md). */
 struct rm_rcu_thread {
   struct rm_fcp_reader *rec;  /* see above */
   struct rm_fcp_reader *own;  /* the thread's record (NULL: not registered) */
-  struct rm_fcp_reader *nest_rec; /* the nesting record (allocated with `own`) */
-  uint32_t depth;             /* inner sections open beyond the first one */
+  uint32_t depth;             /* sections open inside the outermost one */
   uint32_t state;             /* RM_RCU_IN_CALLBACK (slow paths only) */
   struct rm_rcu_call_data *crd;      /* rm_rcu_call_data_set_thread() */
 };
 #define RM_RCU_IN_CALLBACK 0x4u /* a call_rcu worker running callbacks */
 /* The `seen` of a record that never waits for anything: a thread that is
  * offline or waiting for a grace period, a record nobody owns, the
- * stand-in.  The nesting record's `seen` is RM_RCU_SEEN_NEST, and no other
- * record's ever is (versions never come near either). */
+ * stand-in (versions never come near it). */
 #define RM_RCU_SEEN_OFFLINE UINT64_MAX
-#define RM_RCU_SEEN_NEST (UINT64_MAX - 1)
 
 extern RM_API __thread struct rm_rcu_thread rm_rcu_tls __attribute__((tls_model("initial-exec")));
 /* The RCU domain (one per process, as liburcu's default flavor). */
@@ -253,27 +250,18 @@ RM_INLINE void rm_rcu_read_lock(void) {
   const void *p = rm_atomic_load_relaxed(&r->passive);
   RM_DEBUG_YIELD();
   if (RM_UNLIKELY(p != NULL)) {
-    /* Nested: the thread's record or its nesting record is in flight
-     * (every record the inline code sees holds NULL or "in flight", rcu.c
-     * invariant 1, except the stand-in, whose `seen` is offline).  On the
-     * thread's record, `seen` is a version: point the inline code at the
-     * nesting record.  On the nesting record (RM_RCU_SEEN_NEST, just below
-     * RM_RCU_SEEN_OFFLINE, so one compare serves both): count one more
-     * inner section.  `seen` offline: the stand-in (its `passive` holds
-     * its address, or "in flight" after a misplaced unlock and a lock), or
-     * the thread's record when this lock runs in a signal handler that
-     * interrupted the outermost lock before it left the offline state; the
-     * slow path registers, or leaves the offline state first.  (A plain
-     * read: only this thread, and its signal handlers, write the `seen` of
-     * its records; the stand-in's is never written.) */
-    uint64_t s = rm_atomic_load_relaxed(&r->seen);
-    if (RM_LIKELY(s < RM_RCU_SEEN_NEST)) {
-      RM_DEBUG_YIELD();
-      rm_rcu_tls.rec = rm_rcu_tls.nest_rec;
-      return;
-    }
-    if (RM_LIKELY(s == RM_RCU_SEEN_NEST)) {
-      RM_DEBUG_YIELD();
+    /* Nested: the thread's record is in flight (every record the inline
+     * code sees holds NULL or "in flight", rcu.c invariant 1, except the
+     * stand-in, whose `seen` is offline).  `seen` a version (or 0, a
+     * section begun offline): count one more inner section.  `seen`
+     * offline: the stand-in (its `passive` holds its address, or "in
+     * flight" after a misplaced unlock and a lock), or the thread's record
+     * when this lock runs in a signal handler that interrupted the
+     * outermost lock before it left the offline state; the slow path
+     * registers, or leaves the offline state first.  (A plain read: only
+     * this thread, and its signal handlers, write the `seen` of its
+     * record; the stand-in's is never written.) */
+    if (RM_LIKELY(r->seen != RM_RCU_SEEN_OFFLINE)) {
       rm_rcu_tls.depth++;
       return;
     }
@@ -290,39 +278,29 @@ RM_INLINE void rm_rcu_read_lock(void) {
   if (RM_UNLIKELY(g != rm_atomic_load_relaxed(&r->seen))) rm_rcu_read_lock_report(r, g);
 }
 
-/* First the inner section: `seen` of the record the inline code works on
- * says which record it is (the nesting record's is RM_RCU_SEEN_NEST, which
- * no other record ever holds), and the outermost unlock needs that load
- * anyway for its report.  An inner unlock touches no record: it counts
- * `depth` down or, at the first inner section, points the inline code at
- * the thread's record again (still in flight).  (A plain read of `seen`:
- * only this thread, and its signal handlers, write the `seen` of its
- * records.)
+/* An inner unlock counts `depth` down and touches no record.  (`depth` is
+ * thread-local: only this thread and its signal handlers, which leave it
+ * as they found it, write it.)
  *
  * The outermost unlock: release store of NULL (U1): the section's loads
  * happen before a synchronize that reads it.  Then the report: the acquire
- * load of the version, and when it differs from the `seen` loaded above,
- * the slow path, which stores it (release) and wakes a synchronize parked
- * on this record, as rm_fcp_report() does, or on the stand-in reports the
- * misuse.  The slow path reads `seen` again (a signal handler that ran
- * between our load and U1 may have changed it; one that ran after U1 saw
- * the record out of its section and made its own report).  The version
- * load stays after U1 in the CPU's order (C11 would let it move above a
- * release store): the wake argument of rm_fcp_report() needs it. */
+ * load of the version, and when it differs from `seen`, the slow path,
+ * which stores it (release) and wakes a synchronize parked on this record,
+ * as rm_fcp_report() does, or on the stand-in reports the misuse.  `seen`
+ * is read after U1: a signal handler that ran before U1 nested inside this
+ * section and left `seen` as it was; one that ran after U1 found the
+ * record out of its section and made its own report, which we read (the
+ * slow path reads `seen` again anyway).  The version load stays after U1
+ * in the CPU's order (C11 would let it move above a release store): the
+ * wake argument of rm_fcp_report() needs it. */
 RM_INLINE void rm_rcu_read_unlock(void) {
-  struct rm_fcp_reader *r = rm_rcu_tls.rec;
-  uint64_t s = rm_atomic_load_relaxed(&r->seen);
+  uint32_t d = rm_rcu_tls.depth;
   RM_DEBUG_YIELD();
-  if (RM_UNLIKELY(s == RM_RCU_SEEN_NEST)) {
-    if (RM_LIKELY(rm_rcu_tls.depth == 0)) {
-      RM_DEBUG_YIELD();
-      rm_rcu_tls.rec = rm_rcu_tls.own;
-    } else {
-      RM_DEBUG_YIELD();
-      rm_rcu_tls.depth--;
-    }
+  if (RM_UNLIKELY(d != 0)) {
+    rm_rcu_tls.depth = d - 1;
     return;
   }
+  struct rm_fcp_reader *r = rm_rcu_tls.rec;
   /* A registered thread outside any section: storing NULL again and
    * reporting changes nothing, so release builds let it pass. */
   RM_ASSERT(r == &rm_rcu_unregistered || rm_atomic_load_relaxed(&r->passive) != NULL,
@@ -331,16 +309,15 @@ RM_INLINE void rm_rcu_read_unlock(void) {
   rm_compiler_barrier();
   RM_DEBUG_YIELD();
   uint64_t v = rm_atomic_load_acquire(&rm_rcu_dom.version);
-  if (RM_UNLIKELY(s != v)) rm_rcu_read_unlock_report(r, v); /* report, or an unlock without a lock */
+  if (RM_UNLIKELY(r->seen != v)) rm_rcu_read_unlock_report(r, v); /* report, or an unlock without a lock */
 }
 
 /* Inside a read section (of this thread, or of the code a signal handler
- * interrupted).  The nesting record is in use only inside a section. */
+ * interrupted). */
 RM_INLINE bool rm_rcu_read_ongoing(void) {
   struct rm_fcp_reader *r = rm_rcu_tls.rec;
   return r != &rm_rcu_unregistered &&
-         (r == rm_rcu_tls.nest_rec ||
-          rm_atomic_load_relaxed(&r->passive) == (const void *)&rm_rcu_in_flight);
+         rm_atomic_load_relaxed(&r->passive) == (const void *)&rm_rcu_in_flight;
 }
 
 /* ---- registration --------------------------------------------------------- */

@@ -120,7 +120,7 @@
  *   Quiescent state: one load of the version and a compare; when the
  *   version moved, a store, a fence and a load of the record's wake word.
  *
- * The design and the ordering table: docs/rcu.md, "QSBR".
+ * The design and the ordering table: docs/rcu-qsbr.md.
  */
 #ifndef READMOSTLY_RCU_QSBR_H
 #define READMOSTLY_RCU_QSBR_H

@@ -19,7 +19,7 @@
  *
  * DESCRIPTION
  *   Every name of the reference's rlu.h is defined here, so that a program
- *   written for it compiles and runs unchanged (docs/rlu.md lists each name
+ *   written for it compiles and runs unchanged (docs/rlu-compat.md lists each name
  *   and what we do for it).  The differences a program can notice:
  *
  *   - No thread cap: RLU_MAX_THREADS and the other RLU_MAX_* constants are

@@ -133,7 +133,7 @@
  *   rm_rlu_dlist_actual(l), in both directions, under any concurrent adds
  *   and deletes.  The RCU list cannot give this: its add and delete store
  *   next and prev separately, and a reader between the two stores, or
- *   reading on after one, sees a pair that disagrees (docs/rlu.md).
+ *   reading on after one, sees a pair that disagrees (docs/rlu-structures.md).
  */
 #ifndef READMOSTLY_RLU_DLIST_H
 #define READMOSTLY_RLU_DLIST_H

@@ -88,8 +88,9 @@
  *   or merged reads two heads (the old one only to find its fwd), and since
  *   a resize forwards bucket after bucket, lookups during one did that half
  *   the time: the resizing table's lookups were 0.84x RCU's against
- *   0.87-0.90x with the hint (docs/rlu.md).  A hint section that fails for memory is
- *   skipped (the hint only saves a hop); the root's own section clears it.
+ *   0.87-0.90x with the hint (docs/rlu-structures.md).  A hint section that
+ *   fails for memory is skipped (the hint only saves a hop); the root's own
+ *   section clears it.
  *
  *   Resize, shrink (2m -> m).  The same with merges: for each new bucket
  *   j, one section locks old heads H_j and H_j+m, the new head N_j and the
@@ -104,7 +105,7 @@
  *   bigger write-log per section, and, under the fine-grained flavor, a
  *   conflict with any update of K pairs' buckets aborts the whole batch.
  *
- *   Why the locks suffice (the proof is in docs/rlu.md, "Resizable hash
+ *   Why the locks suffice (the proof is in docs/rlu-structures.md, "Resizable hash
  *   table").  RLU serializes two sections that lock a common object: the
  *   second locks it only after the first's write-back, and then sees all
  *   of the first's writes.  A split locks every object that any update of
@@ -221,7 +222,7 @@ extern "C" {
  * after that step's section did its work (the section is aborted), and
  * k = that count at the root's section. */
 #ifndef RM_RLU_RHASH_INJECT
-#define RM_RLU_RHASH_INJECT(k) false
+#define RM_RLU_RHASH_INJECT(k) ((void)(k), false) /* k used: quiet under -Wextra */
 #endif
 
 /* Resize sections between two updates of the root's progress hint (see

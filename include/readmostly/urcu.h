@@ -24,7 +24,7 @@
  *   before them.
  *
  *   Every name, what it does here and every difference from liburcu:
- *   docs/rcu.md, "liburcu compatibility".
+ *   docs/rcu-urcu.md.
  */
 #ifndef READMOSTLY_URCU_H
 #define READMOSTLY_URCU_H

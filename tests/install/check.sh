@@ -8,7 +8,8 @@
 #    move the tree elsewhere: nothing installed may depend on the prefix it
 #    was installed to (readmostly.pc is relative to ${pcfiledir}, the CMake
 #    package to its own directory).
-# 2. Take every C block of README.md.  A block opened with ```c example=NAME.c
+# 2. Take every C block of README.md and of the docs it sends a newcomer to
+#    for a whole program (docs/api-errors.md).  A block opened with ```c example=NAME.c
 #    is a whole program; ```c fragment marks a deliberate piece of code; any
 #    other ```c block fails the test (mark it one way or the other).
 # 3. Each program is built with the command printed beside it: the first
@@ -20,10 +21,11 @@
 # 4. The same programs again through find_package(readmostly) in a CMake
 #    project of their own (readmostly::readmostly and
 #    readmostly::readmostly_static), built and run.
-# Any failure names the README line of the program.
+# Any failure names the file and line of the program.
 set -euo pipefail
 src=$1 build=$2 work=$3 cc=${4:-cc} cmake=${5:-cmake}
-readme=$src/README.md
+# The files whose C blocks are programs (paths relative to SOURCE_DIR).
+example_files=(README.md docs/api-errors.md)
 
 fail() { echo "install test: $*" >&2; exit 1; }
 command -v pkg-config >/dev/null || { echo "SKIP: pkg-config is not installed"; exit 77; }
@@ -49,22 +51,28 @@ for var in libdir includedir; do
   esac
 done
 
-# ---- 2. the README's C blocks ---------------------------------------------
-# manifest: NAME <TAB> README line <TAB> build command
-awk -v out="$work/examples" -v manifest="$work/manifest" '
+# ---- 2. the C blocks of README.md and docs/api-errors.md --------------------
+# manifest: NAME <TAB> FILE:LINE <TAB> build command
+awk -v out="$work/examples" -v manifest="$work/manifest" -v src="$src/" '
   function finish_cmd() { if (name != "" && cmd == "") missing[name] = start }
+  FNR == 1 {
+    if (in_block) { print where ": the file ends inside a block" > "/dev/stderr"; bad = 1 }
+    finish_cmd(); name = ""; in_block = 0
+    rel = substr(FILENAME, 1, length(src)) == src ? substr(FILENAME, length(src) + 1) : FILENAME
+  }
+  { where = rel ":" FNR }
   /^```c( |$)/ {
-    if (in_block) { print "README.md:" NR ": a block opens inside another" > "/dev/stderr"; bad = 1 }
+    if (in_block) { print where ": a block opens inside another" > "/dev/stderr"; bad = 1 }
     in_block = 1; kind = "c"
     if (match($0, /example=[A-Za-z0-9_.-]+\.c/)) {
       finish_cmd()
-      name = substr($0, RSTART + 8, RLENGTH - 8); start = NR; cmd = ""
-      if (name in seen) { print "README.md:" NR ": a second program named " name > "/dev/stderr"; bad = 1 }
-      seen[name] = NR; order[++n] = name
+      name = substr($0, RSTART + 8, RLENGTH - 8); start = where; cmd = ""
+      if (name in seen) { print where ": a second program named " name > "/dev/stderr"; bad = 1 }
+      seen[name] = where; order[++n] = name
       file = out "/" name; printf "" > file
       kind = "example"
     } else if ($0 !~ /fragment/) {
-      print "README.md:" NR ": a C block that is not marked: open it with ```c example=NAME.c " \
+      print where ": a C block that is not marked: open it with ```c example=NAME.c " \
             "(a whole program, built and run by this test) or ```c fragment" > "/dev/stderr"
       bad = 1
     } else {
@@ -84,11 +92,11 @@ awk -v out="$work/examples" -v manifest="$work/manifest" '
   }
   END {
     finish_cmd()
-    for (k in missing) { print "README.md:" missing[k] ": " k " has no build command " \
+    for (k in missing) { print missing[k] ": " k " has no build command " \
                            "(a line starting \"cc \" naming it in a ```sh block after it)" > "/dev/stderr"; bad = 1 }
     for (i = 1; i <= n; i++) printf "%s\t%s\t%s\n", order[i], seen[order[i]], cmds[order[i]] > manifest
     exit bad
-  }' "$readme" || fail "README.md's C blocks are not all marked and complete (above)"
+  }' "${example_files[@]/#/$src/}" || fail "the C blocks of ${example_files[*]} are not all marked and complete (above)"
 [ -s "$work/manifest" ] || fail "README.md has no program marked \`\`\`c example=NAME.c"
 
 # ---- 3. through pkg-config, with the printed command -----------------------
@@ -97,12 +105,12 @@ while IFS=$'\t' read -r name line cmd; do
   exe=${name%.c}
   # The printed command, with the configured compiler and warnings as errors.
   run="${cmd/#cc /$cc } -Wall -Wextra -Werror"
-  echo "README.md:$line: $name: $run"
+  echo "$line: $name: $run"
   (cd "$work/examples" && eval "$run") >"$work/$exe.build.log" 2>&1 ||
-    { cat "$work/$exe.build.log" >&2; fail "README.md:$line: $name does not build with: $cmd"; }
-  [ -x "$work/examples/$exe" ] || fail "README.md:$line: '$cmd' does not make ./$exe"
+    { cat "$work/$exe.build.log" >&2; fail "$line: $name does not build with: $cmd"; }
+  [ -x "$work/examples/$exe" ] || fail "$line: '$cmd' does not make ./$exe"
   (cd "$work/examples" && LD_LIBRARY_PATH=$libdir timeout 120 "./$exe") >"$work/$exe.run.log" 2>&1 ||
-    { cat "$work/$exe.run.log" >&2; fail "README.md:$line: ./$exe (pkg-config build) failed"; }
+    { cat "$work/$exe.run.log" >&2; fail "$line: ./$exe (pkg-config build) failed"; }
   n=$((n + 1))
 done <"$work/manifest"
 
@@ -141,7 +149,7 @@ while IFS=$'\t' read -r name line _; do
   for v in "$exe" "${exe}_static"; do
     # No LD_LIBRARY_PATH: CMake's build RPATH must find the library.
     (cd "$work/examples" && timeout 120 "$proj/build/$v") >"$work/$v.cmake-run.log" 2>&1 ||
-      { cat "$work/$v.cmake-run.log" >&2; fail "README.md:$line: $v (find_package build) failed"; }
+      { cat "$work/$v.cmake-run.log" >&2; fail "$line: $v (find_package build) failed"; }
   done
 done <"$work/manifest"
 
@@ -243,6 +251,6 @@ for v in two_flavors two_flavors_static; do
     { cat "$urcu/$v.cmake-run.log" >&2; fail "the liburcu program ($v, find_package build) failed"; }
 done
 
-echo "install test: $n README programs built and run through pkg-config and find_package" \
+echo "install test: $n programs of ${example_files[*]} built and run through pkg-config and find_package" \
      "(shared and static) against an installed copy moved to $prefix; a two-flavor liburcu" \
      "program through readmostly-urcu.pc, readmostly::urcu and readmostly::urcu_static"

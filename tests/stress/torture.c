@@ -22,19 +22,26 @@
  * the outer one: only for locks whose recursive reads never block behind a
  * waiting writer (prwlock's passive holds; glibc's reader-preference kind).
  *
+ * With --migrate, one read section in 16 moves its thread to another
+ * allowed CPU with sched_setaffinity while it holds the read lock (and the
+ * thread stays there): BRAVO-2D's readers then unlock slots in another
+ * CPU's row, and writers must still find them.
+ *
  * Usage: torture [--lock NAME|all] [--readers R] [--writers W] [--seconds S]
  *                [--locks K] [--inhibit N] [--expect-fast] [--expect-collisions]
- *                [--switch-fence S] [--recursive]
+ *                [--switch-fence S] [--recursive] [--migrate]
  * The record words are plain (non-atomic) memory on purpose: under
  * ThreadSanitizer any missing happens-before edge in a lock is a report.
  */
 #include "test.h"
 #include "../../src/env.h" /* READMOSTLY_TORTURE_SCALE, as the library reads its variables */
 #include <readmostly/bravo.h>
+#include <readmostly/bravo_mutex.h>
 #include <readmostly/fcp.h>
 #include <readmostly/rwlock.h>
 #include <readmostly/thread.h>
 
+#include <sched.h>
 #include <stdint.h>
 #include <unistd.h>
 
@@ -57,11 +64,44 @@ struct lockslot {
 
 static const struct rm_rwlock_ops *ops;
 static struct lockslot *locks;
+
+/* BRAVO over a mutex (readmostly/bravo_mutex.h) is not in the library's
+ * operations table, whose contract test wants work-conserving locks. */
+static int bm_init(void *l) { return rm_bravo_mutex_init((rm_bravo_mutex_t *)l); }
+static int bm_destroy(void *l) { return rm_bravo_mutex_destroy((rm_bravo_mutex_t *)l); }
+static int bm_rl(void *l, rm_token_t *t) { return rm_bravo_mutex_read_lock((rm_bravo_mutex_t *)l, t); }
+static int bm_rtl(void *l, rm_token_t *t) {
+  return rm_bravo_mutex_read_trylock((rm_bravo_mutex_t *)l, t);
+}
+static int bm_ru(void *l, rm_token_t t) { return rm_bravo_mutex_read_unlock((rm_bravo_mutex_t *)l, t); }
+static int bm_wl(void *l) { return rm_bravo_mutex_write_lock((rm_bravo_mutex_t *)l); }
+static int bm_wtl(void *l) { return rm_bravo_mutex_write_trylock((rm_bravo_mutex_t *)l); }
+static int bm_wu(void *l) { return rm_bravo_mutex_write_unlock((rm_bravo_mutex_t *)l); }
+static const struct rm_rwlock_ops bravo_mutex_ops = {
+    "bravo-mutex", sizeof(rm_bravo_mutex_t), _Alignof(rm_bravo_mutex_t),
+    RM_RWLOCK_BIASED | RM_RWLOCK_BLOCKING, bm_init, bm_destroy, bm_rl, bm_rtl, bm_ru, bm_wl, bm_wtl,
+    bm_wu, NULL, NULL};
 static int nlocks = 4;
 static int stop;
 static int nreaders = 6, nwriters = 2;
 static double seconds = 2.0;
 static int recursive;
+static int migrate;
+static cpu_set_t allowed; /* the CPUs --migrate moves threads between */
+static uint64_t total_moves;
+
+/* Move the calling thread to a CPU of `allowed` picked by r. */
+static void move_thread(uint32_t r) {
+  int n = CPU_COUNT(&allowed), k = (int)(r % (uint32_t)n);
+  for (int c = 0; c < CPU_SETSIZE; c++) {
+    if (!CPU_ISSET(c, &allowed) || k-- != 0) continue;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(c, &one);
+    CHECK_ERR(sched_setaffinity(0, sizeof one, &one), 0);
+    return;
+  }
+}
 static uint64_t total_reads, total_writes, total_busy, total_timeouts;
 
 static void fail(const char *what, int li, uint64_t a, uint64_t b) {
@@ -93,7 +133,7 @@ static void reader(void *arg, int idx) {
   if (idx & 1) CHECK(rm_fcp_self(rm_fcp_default_domain()) != NULL);
   uint64_t *last = (uint64_t *)calloc((size_t)nlocks, sizeof *last);
   CHECK(last != NULL);
-  uint64_t reads = 0, busy = 0, tmo = 0;
+  uint64_t reads = 0, busy = 0, tmo = 0, moves = 0;
   while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
     int li = (int)(xorshift(&seed) % (uint32_t)nlocks);
     struct lockslot *s = &locks[li];
@@ -132,6 +172,10 @@ static void reader(void *arg, int idx) {
       e = ops->read_unlock(s->lock, tok2);
       if (e != 0) fail("recursive read unlock error", li, (uint64_t)e, 0);
     }
+    if (migrate && xorshift(&seed) % 16u == 0) {
+      move_thread(xorshift(&seed)); /* migrated inside */
+      moves++;
+    }
     if (xorshift(&seed) % 4096u == 0) test_sleep_ms(1); /* preempted inside */
     else spin(xorshift(&seed) % 64u);
     __atomic_sub_fetch(&s->rec.occupancy, 1u, __ATOMIC_ACQ_REL);
@@ -140,6 +184,7 @@ static void reader(void *arg, int idx) {
     reads++;
   }
   free(last);
+  __atomic_fetch_add(&total_moves, moves, __ATOMIC_RELAXED);
   __atomic_fetch_add(&total_reads, reads, __ATOMIC_RELAXED);
   __atomic_fetch_add(&total_busy, busy, __ATOMIC_RELAXED);
   __atomic_fetch_add(&total_timeouts, tmo, __ATOMIC_RELAXED);
@@ -220,7 +265,7 @@ static int run_one(int expect_fast, int expect_coll) {
     CHECK_ERR(ops->init(locks[i].lock), 0);
     locks[i].rec.check = MAGIC; /* version 0 is a whole record */
   }
-  total_reads = total_writes = total_busy = total_timeouts = 0;
+  total_reads = total_writes = total_busy = total_timeouts = total_moves = 0;
   __atomic_store_n(&stop, 0, __ATOMIC_RELAXED);
   rm_bravo_stats_reset();
   test_run_threads(1 + nwriters + nreaders, all_roles, NULL);
@@ -249,8 +294,10 @@ static int run_one(int expect_fast, int expect_coll) {
            (unsigned long long)st.fast_reads, (unsigned long long)st.slow_bias_off,
            (unsigned long long)st.slow_collision, (unsigned long long)st.slow_raced,
            (unsigned long long)st.revocations);
+  if (migrate) printf(" | migrations inside read sections %llu", (unsigned long long)total_moves);
   printf("\n");
   CHECK(total_reads > 0);
+  if (migrate) CHECK(total_moves > 0);
   if (nwriters > 0) CHECK(total_writes > 0);
   if ((ops->flags & RM_RWLOCK_BIASED) && expect_fast) {
     CHECK(st.fast_reads > 0);
@@ -288,11 +335,12 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--expect-fast")) expect_fast = 1;
     else if (!strcmp(argv[i], "--expect-collisions")) expect_coll = 1;
     else if (!strcmp(argv[i], "--recursive")) recursive = 1;
+    else if (!strcmp(argv[i], "--migrate")) migrate = 1;
     else if (!strcmp(argv[i], "--switch-fence") && i + 1 < argc) switch_after = atof(argv[++i]);
     else {
       fprintf(stderr, "usage: %s [--lock NAME|all] [--readers R] [--writers W] [--seconds S] "
                       "[--locks K] [--inhibit N] [--expect-fast] [--expect-collisions] "
-                      "[--switch-fence S] [--recursive]\n", argv[0]);
+                      "[--switch-fence S] [--recursive] [--migrate]\n", argv[0]);
       return 2;
     }
   }
@@ -301,10 +349,16 @@ int main(int argc, char **argv) {
     fprintf(stderr, "torture: bad thread or lock counts\n");
     return 2;
   }
+  CHECK_ERR(sched_getaffinity(0, sizeof allowed, &allowed), 0);
   rm_bravo_stats_enable(true);
   pthread_t sw;
   if (switch_after >= 0) CHECK_ERR(pthread_create(&sw, NULL, switcher, NULL), 0);
   int ran = 0;
+  if (!strcmp(name, "bravo-mutex")) {
+    ops = &bravo_mutex_ops;
+    run_one(expect_fast, expect_coll);
+    ran++;
+  }
   for (const struct rm_rwlock_ops *const *o = rm_rwlock_ops_all(); *o; o++) {
     if (strcmp(name, "all") != 0 && strcmp(name, (*o)->name) != 0) continue;
     ops = *o;

@@ -37,7 +37,7 @@
  *   quiescent_state, thread_offline and thread_online are real (an
  *   offline thread costs grace periods nothing); liburcu's are no-ops for
  *   this flavor.  There is no urcu_memb_reader or urcu_memb_gp (liburcu's
- *   inline fast path's data).  docs/rcu.md, "liburcu compatibility", has
+ *   inline fast path's data).  docs/rcu-urcu.md has
  *   every difference.
  */
 #ifndef _URCU_MEMB_H

@@ -3,7 +3,7 @@
  * flavor choice at compile time: RCU_MEMBARRIER (the default), RCU_MB or
  * RCU_SIGNAL selects <urcu/urcu-memb.h>, <urcu/urcu-mb.h> or
  * <urcu/urcu-signal.h>, as liburcu's.  All three are FCP-RCU's domain
- * here (docs/rcu.md, "liburcu compatibility").
+ * here (docs/rcu-urcu.md, "Flavor mapping").
  */
 #ifndef _URCU_H
 #define _URCU_H

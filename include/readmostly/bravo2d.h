@@ -1,0 +1,296 @@
+/*
+ * readmostly/bravo2d.h - BRAVO-2D: BRAVO with a visible-readers table in
+ * rows, one per CPU, and a writer that scans only its lock's column.
+ *
+ * SYNOPSIS
+ *   #include <readmostly/bravo_locks.h>   // BRAVO-2D over the bundled locks
+ *
+ *   static rm_bravo2d_ba_t lock = RM_BRAVO2D_BA_INITIALIZER;
+ *   rm_token_t tok;
+ *   rm_bravo2d_ba_read_lock(&lock, &tok);  ... read ...  rm_bravo2d_ba_read_unlock(&lock, tok);
+ *   rm_bravo2d_ba_write_lock(&lock);       ... write ... rm_bravo2d_ba_write_unlock(&lock);
+ *
+ *   // BRAVO-2D over your own lock type (as RM_BRAVO_DEFINE in bravo.h):
+ *   RM_BRAVO2D_DEFINE(my_bravo2d, my_t, my)
+ *   RM_BRAVO2D_DEFINE_TIMED(my_bravo2d, my_t, my)
+ *
+ *   // Optional, before the first BRAVO-2D lock is used:
+ *   struct rm_bravo2d_attr a;
+ *   rm_bravo2d_attr_init(&a);
+ *   a.second_probe = 1;
+ *   int e = rm_bravo2d_configure(&a);     // 0, EINVAL, ENOTSUP, EBUSY, ENOMEM
+ *
+ * DESCRIPTION
+ *   The "preferred embodiment" of section 7 of the BRAVO paper (Dice and
+ *   Kogan, USENIX ATC 2019).  Everything of readmostly/bravo.h holds (the
+ *   bias word, the inhibit window and its back-off, revocation without
+ *   holding A, try and timed rules, tokens, EPERM on a bad unlock), with
+ *   one difference: where a fast reader publishes itself, and so what a
+ *   revoking writer scans.
+ *
+ *   The process has a second visible-readers table, rm_bravo2d_table,
+ *   shared by every BRAVO-2D lock.  It is split into rows of equal length,
+ *   one per CPU (rows = configured CPUs rounded up to a power of two); a
+ *   row is a whole number of 128-byte cache sectors (at least 16 slots)
+ *   and starts on a sector boundary.  A reader takes the row of the CPU it
+ *   runs on and, in it, the column given by a hash of the lock address
+ *   alone.  A revoking writer then looks at one slot per row (the lock's
+ *   column) instead of at every slot of the table: 2 slots on a 2-CPU
+ *   machine, where plain BRAVO scans 4096.
+ *
+ *   The CPU number comes from the rseq area glibc registers for every
+ *   thread (glibc 2.35 and later: its cpu_id_start field, one load from the
+ *   thread pointer), else from sched_getcpu().  It is only a hint.  A
+ *   reader preempted or migrated between reading it and publishing, or
+ *   while it holds the lock, is still correct: the writer scans the column
+ *   in every row, so a slot in another CPU's row is found all the same,
+ *   and the read unlock clears the slot the lock published (the token is
+ *   that slot's address, never recomputed from the CPU the unlock runs
+ *   on).  A stale CPU number costs only locality.
+ *
+ *   Readers of one lock on one CPU share one slot, so while one of them
+ *   holds it the others take A's read lock (a collision).  On a machine
+ *   that runs one reader thread per CPU that is rare: it takes preemption
+ *   inside a read section (more threads than CPUs).  Locks whose columns
+ *   coincide collide the same way when one thread holds both.  With the
+ *   second probe (attribute second_probe, or READMOSTLY_BRAVO2D_PROBE2=1)
+ *   a reader that finds its slot taken tries one more, in the same row,
+ *   in the column XOR half the row length, before it takes A; writers then
+ *   scan both columns (two slots per row).
+ *
+ * ATTRIBUTES
+ *   struct rm_bravo2d_attr {
+ *     size_t slots;           total slots, a power of two, 16 x rows to
+ *                             2^24; 0: READMOSTLY_BRAVO2D_TABLE_SLOTS, else
+ *                             max(4096, 32 x CPUs) as for the flat table
+ *     unsigned rows;          a power of two, 1 to 65536; 0: the CPUs,
+ *                             rounded up to a power of two
+ *     unsigned second_probe;  0 or 1 (READMOSTLY_BRAVO2D_PROBE2)
+ *     unsigned cpu_source;    RM_BRAVO2D_CPU_AUTO (rseq if glibc registered
+ *                             it, else sched_getcpu), RM_BRAVO2D_CPU_RSEQ,
+ *                             RM_BRAVO2D_CPU_GETCPU
+ *                             (READMOSTLY_BRAVO2D_CPU=auto|rseq|getcpu)
+ *   };
+ *   rm_bravo2d_attr_init(a) fills in the defaults (all 0).
+ *   rm_bravo2d_configure(a) allocates the table with these attributes.  It
+ *   must come before any BRAVO-2D lock turns its bias on (the first slow
+ *   read allocates the table with the defaults); the geometry never
+ *   changes afterwards, since readers published in a slot must be found by
+ *   every later scan.  rm_bravo2d_get_attr(out) gives the attributes in
+ *   use (allocating the table with the defaults if needed).
+ *
+ * FORK
+ *   As for BRAVO, except that the forking thread's own slots cannot be told
+ *   from other threads' by their place (the row was its CPU's).  So in the
+ *   child a slot of a lock whose bias is off is not cleared but marked
+ *   (RM_BRAVO_SLOT_RELEASED): writers no longer wait for it, and the read
+ *   unlock of the forking thread, if the hold was its own, accepts the mark
+ *   and clears it.  A mark left by a thread that does not exist in the
+ *   child stays, costing that one slot (readers hashing there take A).
+ *
+ * RETURN VALUES
+ *   Lock functions: as in readmostly/bravo.h.  rm_bravo2d_attr_init: 0, or
+ *   EINVAL for NULL.  rm_bravo2d_configure: 0; EINVAL for NULL, a slot or
+ *   row count that is not a power of two or out of range, rows of fewer
+ *   than 16 slots, second_probe above 1, an unknown cpu_source; ENOTSUP for
+ *   RM_BRAVO2D_CPU_RSEQ when glibc registered no rseq area (or the
+ *   architecture has no reader for it); EBUSY when the table exists
+ *   already (configured, or allocated by a first slow read); ENOMEM.
+ *   rm_bravo2d_get_attr: 0, EINVAL for NULL, ENOMEM.
+ *
+ * FOOTPRINT
+ *   Per lock, as BRAVO: 16 bytes in front of A.  The table: 8 bytes a slot
+ *   (32 KiB at 4096 slots), mapped on its own pages like the flat one.
+ */
+#ifndef READMOSTLY_BRAVO2D_H
+#define READMOSTLY_BRAVO2D_H
+
+#include <readmostly/bravo.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The BRAVO-2D table (geometry in the fields row_shift, row_mask,
+ * probe2_xor and rseq_off of struct rm_bravo_table). */
+extern RM_API struct rm_bravo_table rm_bravo2d_table;
+
+struct rm_bravo2d_attr {
+  size_t slots;
+  unsigned rows;
+  unsigned second_probe;
+  unsigned cpu_source;
+};
+#define RM_BRAVO2D_CPU_AUTO 0u
+#define RM_BRAVO2D_CPU_RSEQ 1u
+#define RM_BRAVO2D_CPU_GETCPU 2u
+/* The shortest row: one cache sector of slots. */
+#define RM_BRAVO2D_ROW_MIN (RM_CACHE_SECTOR / sizeof(uintptr_t))
+
+RM_API int rm_bravo2d_attr_init(struct rm_bravo2d_attr *a);
+RM_API int rm_bravo2d_configure(const struct rm_bravo2d_attr *a);
+RM_API int rm_bravo2d_get_attr(struct rm_bravo2d_attr *out);
+/* A private BRAVO-2D table (one per lock, for the benchmarks' revocation
+ * experiment): `slots` slots (rounded up to a power of two, at least one
+ * sector a row) in `rows` rows (0: the CPUs), the CPU number as the shared
+ * table takes it, second probe 0 or 1.  0, EINVAL, ENOMEM.  Freed with
+ * rm_bravo_table_private_destroy(). */
+RM_API int rm_bravo2d_table_private_init(struct rm_bravo_table *t, size_t slots, unsigned rows,
+                                         unsigned second_probe);
+/* The CPU number where rseq is not used: sched_getcpu(), 0 if it fails. */
+RM_API unsigned rm_bravo2d_cpu_slowpath(void);
+
+/* The column of a lock: Fibonacci hashing of its address (the top
+ * row_shift bits of the product with 2^64 / golden ratio), so lock
+ * addresses a few cache lines apart land in unrelated columns. */
+RM_INLINE uint32_t rm_bravo2d_column(const void *lock, uint32_t row_shift) {
+  return (uint32_t)(((uint64_t)(uintptr_t)lock * 0x9E3779B97F4A7C15ull) >> (64u - row_shift));
+}
+
+/* The CPU the caller runs on, as a hint (see DESCRIPTION): rseq's
+ * cpu_id_start, which the kernel keeps current for the thread and which is
+ * always a valid CPU number, read relative to the thread pointer. */
+RM_INLINE uint32_t rm_bravo2d_cpu(const struct rm_bravo_table *t) {
+  intptr_t off = t->rseq_off;
+  if (RM_LIKELY(off != 0)) {
+#if defined(__x86_64__)
+    uint32_t c;
+    /* volatile: the kernel rewrites the field on migration. */
+    __asm__ __volatile__("movl %%fs:(%1), %0" : "=r"(c) : "r"(off));
+    return c;
+#elif defined(__aarch64__)
+    return *(volatile uint32_t *)((char *)__builtin_thread_pointer() + off);
+#endif
+  }
+  return rm_bravo2d_cpu_slowpath();
+}
+
+/*
+ * The fast read path.  The ordering points are those of plain BRAVO
+ * (bravo.h): R0 (acquire load of the bias), R1 (seq_cst CAS of the slot
+ * from 0), R2 (seq_cst re-check of the bias), paired with the writer's W1
+ * (seq_cst clear of the bias, then a full fence) and W2 (its seq_cst scan
+ * loads).  The Dekker argument does not care which slot R1 wrote, only
+ * that the writer's scan reads it: the writer reads this lock's column in
+ * every row, and, with the second probe, the second column too, so a slot
+ * in any row (whatever CPU the reader thought it was on) is covered.  R1'
+ * (the second probe's CAS) is an R1 of its own: whichever CAS succeeded is
+ * ordered before R2.
+ */
+RM_INLINE int rm_bravo2d_read_fast(struct rm_bravo_bias *b, struct rm_bravo_table *t,
+                                   rm_token_t *tok) {
+  if (!(rm_atomic_load_acquire(&b->rbias) & RM_BRAVO_BIAS)) /* (R0) */
+    return RM_BRAVO_SLOW_BIAS_OFF;
+  /* Plain loads of the geometry: written before the table's release
+   * publication, which the slow reader that set the bias (S1, release)
+   * had acquired; R0 acquires S1. */
+  uint32_t rs = t->row_shift;
+  uintptr_t *row = t->slots + ((uintptr_t)(rm_bravo2d_cpu(t) & t->row_mask) << rs);
+  uint32_t col = rm_bravo2d_column(b, rs);
+  uintptr_t *slot = row + col;
+  uintptr_t expected = 0;
+  RM_DEBUG_YIELD();
+  if (RM_UNLIKELY(!rm_atomic_cas_seq_cst(slot, &expected, (uintptr_t)b))) { /* (R1) */
+    uint32_t x = t->probe2_xor;
+    if (!x) return RM_BRAVO_SLOW_COLLISION;
+    slot = row + (col ^ x);
+    expected = 0;
+    if (!rm_atomic_cas_seq_cst(slot, &expected, (uintptr_t)b)) /* (R1') */
+      return RM_BRAVO_SLOW_COLLISION;
+  }
+  RM_DEBUG_PAUSE("bravo2d.read.installed");
+  if (RM_LIKELY(rm_atomic_load_seq_cst(&b->rbias) & RM_BRAVO_BIAS)) { /* (R2) */
+    *tok = (rm_token_t)slot;
+    return RM_BRAVO_FAST;
+  }
+  /* A writer revoked between R0 and R2: back out (we never held the lock).
+   * Release, as R3: a writer that sees the slot empty must not see it
+   * empty "before" our CAS. */
+  rm_atomic_store_release(slot, (uintptr_t)0);
+  return RM_BRAVO_SLOW_RACED;
+}
+
+/* Release a read hold: as rm_bravo_read_unlock_fast, and a slot that a
+ * fork child's handler marked (see FORK) is the forking thread's own hold:
+ * it is cleared and the unlock succeeds. */
+RM_INLINE int rm_bravo2d_read_unlock_fast(struct rm_bravo_bias *b, rm_token_t tok) {
+  if (tok <= RM_TOKEN_NONE ||
+      RM_UNLIKELY(rm_atomic_load_relaxed((uintptr_t *)tok) != (uintptr_t)b)) {
+    if (tok == RM_TOKEN_NONE) return 0;
+    if (tok != 0 && rm_atomic_load_relaxed((uintptr_t *)tok) ==
+                        ((uintptr_t)b | (uintptr_t)RM_BRAVO_SLOT_RELEASED)) {
+      /* Release, as R3 below. */
+      rm_atomic_store_release((uintptr_t *)tok, (uintptr_t)0);
+      return 1;
+    }
+#ifndef NDEBUG
+    rm_bravo_bad_unlock(b, tok);
+#endif
+    return -1;
+  }
+  RM_DEBUG_YIELD();
+  /* (R3) release: a writer whose scan sees the slot empty (acquire) sees
+   * the whole read section as done. */
+  rm_atomic_store_release((uintptr_t *)tok, (uintptr_t)0);
+  return 1;
+}
+
+/* ---- the generator: as RM_BRAVO_DEFINE, over the 2D table ---------------- */
+#define RM_BRAVO2D_TABLE(l) (&rm_bravo2d_table)
+
+#define RM_BRAVO2D_DEFINE(NAME, UTYPE, UPFX)                                        \
+  typedef struct NAME {                                                             \
+    struct rm_bravo_bias bias;                                                      \
+    UTYPE under;                                                                    \
+  } NAME##_t;                                                                       \
+  RM_GEN_INLINE int NAME##_init(NAME##_t *l) {                                      \
+    if (!l) return EINVAL;                                                          \
+    l->bias.rbias = 0;                                                              \
+    l->bias.revoke_pending = 0;                                                     \
+    l->bias.backoff = 0;                                                            \
+    l->bias.inhibit_until = 0;                                                      \
+    return UPFX##_init(&l->under);                                                  \
+  }                                                                                 \
+  RM_GEN_INLINE int NAME##_destroy(NAME##_t *l) {                                   \
+    if (!l) return EINVAL;                                                          \
+    return UPFX##_destroy(&l->under);                                               \
+  }                                                                                 \
+  RM_BRAVO_DEFINE_CORE_K(NAME, UTYPE, UPFX, RM_BRAVO2D_TABLE, rm_bravo2d)
+
+#define RM_BRAVO2D_DEFINE_TIMED(NAME, UTYPE, UPFX)                                  \
+  RM_BRAVO2D_DEFINE(NAME, UTYPE, UPFX)                                              \
+  RM_BRAVO_DEFINE_TIMED_PART_K(NAME, UTYPE, UPFX, RM_BRAVO2D_TABLE, rm_bravo2d)
+
+/* BRAVO-2D with a private table of SLOTS slots per lock (benchmarks).  No
+ * static initializer: _init allocates (ENOMEM), _destroy frees. */
+#define RM_BRAVO2D_DEFINE_PRIVATE(NAME, UTYPE, UPFX, SLOTS)                         \
+  typedef struct NAME {                                                             \
+    struct rm_bravo_bias bias;                                                      \
+    UTYPE under;                                                                    \
+    struct rm_bravo_table table;                                                    \
+  } NAME##_t;                                                                       \
+  RM_GEN_INLINE int NAME##_init(NAME##_t *l) {                                      \
+    if (!l) return EINVAL;                                                          \
+    l->bias.rbias = 0;                                                              \
+    l->bias.revoke_pending = 0;                                                     \
+    l->bias.backoff = 0;                                                            \
+    l->bias.inhibit_until = 0;                                                      \
+    int e = rm_bravo2d_table_private_init(&l->table, (SLOTS), 0, 0);                \
+    if (e) return e;                                                                \
+    e = UPFX##_init(&l->under);                                                     \
+    if (e) rm_bravo_table_private_destroy(&l->table);                               \
+    return e;                                                                       \
+  }                                                                                 \
+  RM_GEN_INLINE int NAME##_destroy(NAME##_t *l) {                                   \
+    if (!l) return EINVAL;                                                          \
+    int e = UPFX##_destroy(&l->under);                                              \
+    if (e) return e;                                                                \
+    rm_bravo_table_private_destroy(&l->table);                                      \
+    return 0;                                                                       \
+  }                                                                                 \
+  RM_BRAVO_DEFINE_CORE_K(NAME, UTYPE, UPFX, RM_BRAVO_PRIVATE_TABLE, rm_bravo2d)
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* READMOSTLY_BRAVO2D_H */

@@ -1,0 +1,345 @@
+/* BRAVO-2D (readmostly/bravo2d.h):
+ *  - attributes: EINVAL for each bad field, EBUSY once the table exists,
+ *    the geometry in use (rows a power of two >= CPUs, rows of whole
+ *    sectors);
+ *  - a fast read publishes in the row of the CPU it runs on, in the lock's
+ *    column, and its unlock clears that slot;
+ *  - a writer waits for fast readers (the column scan finds them) and the
+ *    bias is off afterwards;
+ *  - migration: a thread takes fast read holds on CPU 0, moves to CPU 1
+ *    with sched_setaffinity while holding them, and a writer still waits
+ *    for them; the unlock on CPU 1 clears the slots in CPU 0's row;
+ *  - fork: the forking thread's own fast hold of a lock whose bias a
+ *    revoking writer turned off is marked in the child, its unlock accepts
+ *    the mark, and a writer in the child is not blocked by another thread's
+ *    slot.
+ * Modes (one table per process, so one configuration per run):
+ *   test_bravo2d             defaults (rseq where glibc registered it)
+ *   test_bravo2d --getcpu    the CPU number from sched_getcpu()
+ *   test_bravo2d --probe2    the second probe: two readers of one lock on
+ *                            one CPU both go fast, in two columns, and the
+ *                            writer's scan waits for both; a third collides.
+ *   test_bravo2d --rows 8    more rows than CPUs (unused rows are scanned) */
+#include "test.h"
+#include <readmostly/bravo_locks.h>
+#include <sched.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int ncpu_allowed;
+
+static bool is_fast(rm_token_t t) { return t != RM_TOKEN_NONE && t != 0; }
+
+static rm_token_t fast_read(rm_bravo2d_ba_t *l) {
+  for (int i = 0; i < 1000; i++) {
+    rm_token_t t;
+    CHECK_ERR(rm_bravo2d_ba_read_lock(l, &t), 0);
+    if (is_fast(t)) return t;
+    CHECK_ERR(rm_bravo2d_ba_read_unlock(l, t), 0);
+  }
+  CHECK(!"no fast read hold after 1000 tries");
+  return 0;
+}
+
+/* Pin the caller to one CPU; false if it may not run there. */
+static bool pin(int cpu) {
+  cpu_set_t s;
+  CPU_ZERO(&s);
+  CPU_SET(cpu, &s);
+  if (sched_setaffinity(0, sizeof s, &s) != 0) return false;
+  sched_yield();
+  return sched_getcpu() == cpu;
+}
+
+static uintptr_t slot_index(rm_token_t t) {
+  return (uintptr_t)((uintptr_t *)t - rm_bravo2d_table.slots);
+}
+static unsigned row_of(rm_token_t t) {
+  return (unsigned)(slot_index(t) >> rm_bravo2d_table.row_shift);
+}
+static uint32_t col_of(rm_token_t t) {
+  return (uint32_t)(slot_index(t) & (((uintptr_t)1 << rm_bravo2d_table.row_shift) - 1));
+}
+
+static void test_attributes(void) {
+  struct rm_bravo2d_attr a;
+  CHECK_ERR(rm_bravo2d_attr_init(NULL), EINVAL);
+  CHECK_ERR(rm_bravo2d_configure(NULL), EINVAL);
+  CHECK_ERR(rm_bravo2d_get_attr(NULL), EINVAL);
+  CHECK_ERR(rm_bravo2d_attr_init(&a), 0);
+  CHECK_EQ(a.slots, 0);
+  CHECK_EQ(a.rows, 0);
+  a.rows = 3;
+  CHECK_ERR(rm_bravo2d_configure(&a), EINVAL);
+  a.rows = 1u << 17;
+  CHECK_ERR(rm_bravo2d_configure(&a), EINVAL);
+  rm_bravo2d_attr_init(&a);
+  a.slots = 1000;
+  CHECK_ERR(rm_bravo2d_configure(&a), EINVAL);
+  a.slots = (size_t)1 << 25;
+  CHECK_ERR(rm_bravo2d_configure(&a), EINVAL);
+  a.slots = 32;
+  a.rows = 4; /* 8 slots a row: less than a sector */
+  CHECK_ERR(rm_bravo2d_configure(&a), EINVAL);
+  rm_bravo2d_attr_init(&a);
+  a.second_probe = 2;
+  CHECK_ERR(rm_bravo2d_configure(&a), EINVAL);
+  rm_bravo2d_attr_init(&a);
+  a.cpu_source = 7;
+  CHECK_ERR(rm_bravo2d_configure(&a), EINVAL);
+}
+
+/* One fast reader, one writer thread: the writer waits for the reader. */
+static rm_bravo2d_ba_t lk = RM_BRAVO2D_BA_INITIALIZER;
+static int writer_in;
+static void *writer_main(void *p) {
+  rm_bravo2d_ba_t *l = (rm_bravo2d_ba_t *)p;
+  CHECK_ERR(rm_bravo2d_ba_write_lock(l), 0);
+  __atomic_store_n(&writer_in, 1, __ATOMIC_RELEASE);
+  CHECK_ERR(rm_bravo2d_ba_write_unlock(l), 0);
+  return NULL;
+}
+static pthread_t start_writer(rm_bravo2d_ba_t *l) {
+  pthread_t w;
+  __atomic_store_n(&writer_in, 0, __ATOMIC_RELEASE);
+  CHECK_ERR(pthread_create(&w, NULL, writer_main, l), 0);
+  return w;
+}
+/* The writer has not entered within 100 ms. */
+static void writer_waits(void) {
+  test_sleep_ms(100);
+  CHECK_EQ(__atomic_load_n(&writer_in, __ATOMIC_ACQUIRE), 0);
+}
+
+static void test_contract(void) {
+  rm_token_t t = fast_read(&lk);
+  size_t n = (size_t)rm_bravo2d_table.mask + 1;
+  CHECK(t >= (rm_token_t)rm_bravo2d_table.slots && t < (rm_token_t)(rm_bravo2d_table.slots + n));
+  CHECK_EQ(*(uintptr_t *)t, (uintptr_t)&lk.bias);
+  CHECK_EQ(col_of(t), rm_bravo2d_column(&lk.bias, rm_bravo2d_table.row_shift));
+  /* Pinned, the row is the CPU's. */
+  bool pinned = pin(0);
+  if (pinned) {
+    CHECK_ERR(rm_bravo2d_ba_read_unlock(&lk, t), 0);
+    t = fast_read(&lk);
+    CHECK_EQ(row_of(t), 0);
+  }
+  /* A second read of the same lock by the same thread on the same CPU
+   * collides with the first: it takes A (no second probe by default). */
+  if (pinned && rm_bravo2d_table.probe2_xor == 0) {
+    rm_token_t t2;
+    CHECK_ERR(rm_bravo2d_ba_read_lock(&lk, &t2), 0);
+    CHECK(t2 == RM_TOKEN_NONE);
+    CHECK_ERR(rm_bravo2d_ba_read_unlock(&lk, t2), 0);
+  }
+  /* Unlock clears the slot; a second unlock of it is refused. */
+  uintptr_t *slot = (uintptr_t *)t;
+  CHECK_ERR(rm_bravo2d_ba_read_unlock(&lk, t), 0);
+  CHECK_EQ(*slot, 0);
+  /* Trylocks. */
+  CHECK_ERR(rm_bravo2d_ba_read_trylock(&lk, &t), 0);
+  CHECK(is_fast(t));
+  CHECK_ERR(rm_bravo2d_ba_write_trylock(&lk), EBUSY); /* revokes, finds the reader */
+  CHECK_ERR(rm_bravo2d_ba_read_unlock(&lk, t), 0);
+  CHECK_ERR(rm_bravo2d_ba_write_trylock(&lk), 0);
+  CHECK_ERR(rm_bravo2d_ba_write_unlock(&lk), 0);
+
+  /* A writer waits for a fast reader, then the bias is off. */
+  t = fast_read(&lk);
+  pthread_t w = start_writer(&lk);
+  writer_waits();
+  CHECK_ERR(rm_bravo2d_ba_read_unlock(&lk, t), 0);
+  pthread_join(w, NULL);
+  CHECK_EQ(__atomic_load_n(&writer_in, __ATOMIC_ACQUIRE), 1);
+  CHECK_EQ(__atomic_load_n(&lk.bias.rbias, __ATOMIC_ACQUIRE) & RM_BRAVO_BIAS, 0);
+  CHECK_ERR(rm_bravo2d_ba_read_lock(&lk, &t), 0);
+  CHECK(t == RM_TOKEN_NONE);
+  CHECK_ERR(rm_bravo2d_ba_read_unlock(&lk, t), 0);
+}
+
+/* Fast read holds taken on CPU 0, kept across a move to CPU 1. */
+#define NMIG 6
+static rm_bravo2d_ba_t mig[NMIG] = {
+    RM_BRAVO2D_BA_INITIALIZER, RM_BRAVO2D_BA_INITIALIZER, RM_BRAVO2D_BA_INITIALIZER,
+    RM_BRAVO2D_BA_INITIALIZER, RM_BRAVO2D_BA_INITIALIZER, RM_BRAVO2D_BA_INITIALIZER};
+
+static void test_migration(void) {
+  if (ncpu_allowed < 2 || !pin(0)) {
+    printf("migration: fewer than 2 CPUs allowed, skipped\n");
+    return;
+  }
+  rm_token_t t[NMIG];
+  int nfast = 0;
+  for (int i = 0; i < NMIG; i++) {
+    /* Locks whose columns coincide collide: keep those slow. */
+    CHECK_ERR(rm_bravo2d_ba_read_lock(&mig[i], &t[i]), 0);
+    if (!is_fast(t[i])) {
+      CHECK_ERR(rm_bravo2d_ba_read_unlock(&mig[i], t[i]), 0);
+      CHECK_ERR(rm_bravo2d_ba_read_lock(&mig[i], &t[i]), 0);
+    }
+    if (is_fast(t[i])) {
+      nfast++;
+      CHECK_EQ(row_of(t[i]), 0u & rm_bravo2d_table.row_mask);
+    }
+  }
+  CHECK(nfast >= 1);
+  /* Move while holding them. */
+  CHECK(pin(1));
+  CHECK_EQ(sched_getcpu(), 1);
+  for (int i = 0; i < NMIG; i++) {
+    if (!is_fast(t[i])) continue;
+    /* A writer on another thread finds the hold in CPU 0's row. */
+    pthread_t w = start_writer(&mig[i]);
+    writer_waits();
+    uintptr_t *slot = (uintptr_t *)t[i];
+    /* The unlock, on CPU 1, clears the slot it published on CPU 0. */
+    CHECK_ERR(rm_bravo2d_ba_read_unlock(&mig[i], t[i]), 0);
+    CHECK_EQ(__atomic_load_n(slot, __ATOMIC_ACQUIRE), 0);
+    pthread_join(w, NULL);
+    CHECK_EQ(__atomic_load_n(&writer_in, __ATOMIC_ACQUIRE), 1);
+  }
+  for (int i = 0; i < NMIG; i++)
+    if (!is_fast(t[i])) CHECK_ERR(rm_bravo2d_ba_read_unlock(&mig[i], t[i]), 0);
+  /* On CPU 1 new holds go to row 1 (when the table has one). */
+  rm_token_t t1 = fast_read(&mig[0]);
+  CHECK_EQ(row_of(t1), 1u & rm_bravo2d_table.row_mask);
+  CHECK_ERR(rm_bravo2d_ba_read_unlock(&mig[0], t1), 0);
+}
+
+/* The second probe: two threads on one CPU hold one lock fast. */
+static rm_bravo2d_ba_t p2lock = RM_BRAVO2D_BA_INITIALIZER;
+static rm_token_t p2tok;
+static int p2state; /* 1: holds; 2: release */
+static void *p2_reader(void *arg) {
+  (void)arg;
+  CHECK(pin(0));
+  p2tok = fast_read(&p2lock);
+  __atomic_store_n(&p2state, 1, __ATOMIC_RELEASE);
+  while (__atomic_load_n(&p2state, __ATOMIC_ACQUIRE) != 2) test_sleep_ms(1);
+  CHECK_ERR(rm_bravo2d_ba_read_unlock(&p2lock, p2tok), 0);
+  return NULL;
+}
+
+static void test_probe2(void) {
+  CHECK(rm_bravo2d_table.probe2_xor != 0);
+  if (!pin(0)) TEST_SKIP("cannot run on CPU 0");
+  rm_token_t mine = fast_read(&p2lock);
+  uint32_t col = rm_bravo2d_column(&p2lock.bias, rm_bravo2d_table.row_shift);
+  CHECK_EQ(col_of(mine), col);
+  pthread_t r;
+  CHECK_ERR(pthread_create(&r, NULL, p2_reader, NULL), 0);
+  while (__atomic_load_n(&p2state, __ATOMIC_ACQUIRE) != 1) test_sleep_ms(1);
+  /* The other thread went fast in the second column of row 0. */
+  CHECK(is_fast(p2tok));
+  CHECK_EQ(row_of(p2tok), 0);
+  CHECK_EQ(col_of(p2tok), col ^ rm_bravo2d_table.probe2_xor);
+  /* A third hold on CPU 0 finds both taken: slow. */
+  rm_token_t third;
+  CHECK_ERR(rm_bravo2d_ba_read_lock(&p2lock, &third), 0);
+  CHECK(third == RM_TOKEN_NONE);
+  CHECK_ERR(rm_bravo2d_ba_read_unlock(&p2lock, third), 0);
+  /* The writer waits for both columns. */
+  pthread_t w = start_writer(&p2lock);
+  writer_waits();
+  CHECK_ERR(rm_bravo2d_ba_read_unlock(&p2lock, mine), 0);
+  writer_waits(); /* still the second-column hold */
+  __atomic_store_n(&p2state, 2, __ATOMIC_RELEASE);
+  pthread_join(r, NULL);
+  pthread_join(w, NULL);
+  CHECK_EQ(__atomic_load_n(&writer_in, __ATOMIC_ACQUIRE), 1);
+}
+
+/* Fork while a writer revokes: see the header comment. */
+static rm_bravo2d_ba_t fk = RM_BRAVO2D_BA_INITIALIZER;
+static int fk_other; /* 1: the other thread holds fk fast; 2: release */
+static void *fk_holder(void *arg) {
+  (void)arg;
+  CHECK(pin(1));
+  rm_token_t t = fast_read(&fk);
+  __atomic_store_n(&fk_other, 1, __ATOMIC_RELEASE);
+  while (__atomic_load_n(&fk_other, __ATOMIC_ACQUIRE) != 2) test_sleep_ms(1);
+  CHECK_ERR(rm_bravo2d_ba_read_unlock(&fk, t), 0);
+  return NULL;
+}
+
+static void test_fork(void) {
+  if (TEST_UNDER_TSAN || ncpu_allowed < 2 || !pin(0)) {
+    printf("fork: skipped (ThreadSanitizer, or fewer than 2 CPUs)\n");
+    return;
+  }
+  rm_token_t mine = fast_read(&fk);
+  pthread_t h, w;
+  CHECK_ERR(pthread_create(&h, NULL, fk_holder, NULL), 0);
+  while (__atomic_load_n(&fk_other, __ATOMIC_ACQUIRE) != 1) test_sleep_ms(1);
+  w = start_writer(&fk);
+  /* Wait until the writer has turned the bias off (it is revoking). */
+  while (__atomic_load_n(&fk.bias.rbias, __ATOMIC_ACQUIRE) & RM_BRAVO_BIAS) test_sleep_ms(1);
+  test_sleep_ms(10);
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    /* Our hold is ours; the other thread's slot is marked, not waited for. */
+    if (rm_bravo2d_ba_read_unlock(&fk, mine) != 0) _exit(10);
+    if (*(uintptr_t *)mine != 0) _exit(11);
+    if (rm_bravo2d_ba_write_lock(&fk) != 0) _exit(12);
+    if (rm_bravo2d_ba_write_unlock(&fk) != 0) _exit(13);
+    _exit(0);
+  }
+  int st = 0;
+  CHECK_EQ(waitpid(pid, &st, 0), pid);
+  CHECK(WIFEXITED(st));
+  CHECK_EQ(WEXITSTATUS(st), 0);
+  /* The parent: nothing changed. */
+  writer_waits();
+  CHECK_ERR(rm_bravo2d_ba_read_unlock(&fk, mine), 0);
+  writer_waits();
+  __atomic_store_n(&fk_other, 2, __ATOMIC_RELEASE);
+  pthread_join(h, NULL);
+  pthread_join(w, NULL);
+  CHECK_EQ(__atomic_load_n(&writer_in, __ATOMIC_ACQUIRE), 1);
+}
+
+int main(int argc, char **argv) {
+  cpu_set_t s;
+  CHECK_ERR(sched_getaffinity(0, sizeof s, &s), 0);
+  ncpu_allowed = CPU_ISSET(0, &s) && CPU_ISSET(1, &s) ? CPU_COUNT(&s) : 1;
+  bool probe2 = false;
+  struct rm_bravo2d_attr a;
+  /* N = 0: the bias may return right after each revocation, so the
+   * helpers' fast holds never wait for an inhibit window (whose length
+   * follows the revocations' times on a busy machine). */
+  CHECK_ERR(rm_bravo_set_inhibit_multiplier(0), 0);
+  test_attributes();
+  CHECK_ERR(rm_bravo2d_attr_init(&a), 0);
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--getcpu")) a.cpu_source = RM_BRAVO2D_CPU_GETCPU;
+    else if (!strcmp(argv[i], "--probe2")) a.second_probe = 1, probe2 = true;
+    else if (!strcmp(argv[i], "--rows") && i + 1 < argc) a.rows = (unsigned)atoi(argv[++i]);
+    else {
+      fprintf(stderr, "usage: %s [--getcpu] [--probe2] [--rows R]\n", argv[0]);
+      return 2;
+    }
+  }
+  CHECK_ERR(rm_bravo2d_configure(&a), 0);
+  CHECK_ERR(rm_bravo2d_configure(&a), EBUSY);
+  struct rm_bravo2d_attr got;
+  CHECK_ERR(rm_bravo2d_get_attr(&got), 0);
+  CHECK(got.rows >= 1 && (got.rows & (got.rows - 1)) == 0);
+  CHECK(got.rows >= rm_cpu_count() || a.rows != 0);
+  if (a.rows) CHECK_EQ(got.rows, a.rows);
+  CHECK(got.slots / got.rows >= RM_BRAVO2D_ROW_MIN);
+  CHECK_EQ(got.second_probe, probe2 ? 1 : 0);
+  if (a.cpu_source == RM_BRAVO2D_CPU_GETCPU) CHECK_EQ(got.cpu_source, RM_BRAVO2D_CPU_GETCPU);
+  /* Rows start on sector boundaries. */
+  CHECK_EQ(((uintptr_t)rm_bravo2d_table.slots) % RM_CACHE_SECTOR, 0);
+  printf("table: %zu slots, %u rows, CPU from %s, second probe %u\n", got.slots, got.rows,
+         got.cpu_source == RM_BRAVO2D_CPU_RSEQ ? "rseq" : "sched_getcpu", got.second_probe);
+  if (probe2) {
+    test_probe2();
+  } else {
+    test_contract();
+    test_migration();
+    test_fork();
+  }
+  TEST_MAIN_END();
+}
