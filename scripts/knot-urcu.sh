@@ -335,7 +335,7 @@ h() { if [ "$2" = n/a ] || [ -z "$2" ]; then echo "${2:-–}"; else awk -v H_KIN
   echo "| --- | --- | ---: | ---: | ---: |"
   echo "| queries/s | higher | $(h rate "$(med stock qps)") | $(h rate "$(med preload qps)") | $(h ratio "$(pratio qps)") |"
   echo "| queries lost | lower | $(med stock lost) | $(med preload lost) | |"
-  echo "| updates sent during queries (${RATE:-20}/s) | higher | $(med stock updates) | $(med preload updates) | |"
+  echo "| updates sent during queries (${RATE:-20}/s) | – | $(med stock updates) | $(med preload updates) | |"
   echo "| update latency during queries, p50 (ms) | lower | $(med stock update_p50_ms) | $(med preload update_p50_ms) | $(h ratio "$(pratio update_p50_ms)") |"
   echo "| update latency during queries, p99 (ms) | lower | $(med stock update_p99_ms) | $(med preload update_p99_ms) | $(h ratio "$(pratio update_p99_ms)") |"
   echo "| update latency during queries, mean (ms) | lower | $(med stock update_ms) | $(med preload update_ms) | $(h ratio "$(pratio update_ms)") |"
