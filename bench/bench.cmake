@@ -14,7 +14,7 @@ find_path(RM_URCU_INCLUDE urcu/urcu-memb.h PATHS /usr/include/${CMAKE_LIBRARY_AR
 find_library(RM_URCU_MEMB_LIB urcu-memb)
 find_library(RM_URCU_COMMON_LIB urcu-common)
 
-add_executable(readmostly-bench harness.c locks.c exp_rwlock.c exp_fcp.c exp_rcu.c exp_citrus.c
+add_executable(readmostly-bench harness.c glossary.c locks.c exp_rwlock.c exp_fcp.c exp_rcu.c exp_citrus.c
                exp_rlu.c exp_dlist.c exp_rcu_hash.c exp_rlu_resize.c)
 target_link_libraries(readmostly-bench PRIVATE readmostly_static)
 target_include_directories(readmostly-bench PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})

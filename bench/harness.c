@@ -486,6 +486,30 @@ static void usage(FILE *f) {
   fprintf(f, "\n");
 }
 
+/* `readmostly-bench list`: usage, then the glossary: every implementation
+ * name with its meaning, then the other names results carry. */
+static const char *listed[4 * MAXLIST];
+static size_t nlisted;
+static bool was_listed(const char *name) {
+  for (size_t i = 0; i < nlisted; i++)
+    if (strcmp(listed[i], name) == 0) return true;
+  return false;
+}
+static void list_glossary(FILE *f) {
+  fprintf(f, "glossary:\n");
+  const struct bench_impl_set *sets[16];
+  size_t ns = all_sets(sets, 16);
+  for (size_t s = 0; s < ns; s++)
+    for (size_t i = 0; i < sets[s]->n; i++) {
+      const struct bench_impl *im = &sets[s]->v[i];
+      if ((im->flags & (BENCH_IMPL_HIDDEN | BENCH_IMPL_ABSENT)) || was_listed(im->name)) continue;
+      if (nlisted < sizeof listed / sizeof listed[0]) listed[nlisted++] = im->name;
+      const char *m = bench_glossary(im->name);
+      fprintf(f, "  %-18s %s\n", im->name, m ? m : "(no description yet)");
+    }
+  bench_glossary_others(f, was_listed);
+}
+
 static bool sel_has(const char *name) {
   for (int i = 0; i < O.nimpl; i++)
     if (strcmp(O.impl[i].name, name) == 0) return true;
@@ -648,6 +672,7 @@ int main(int argc, char **argv) {
   }
   if (strcmp(argv[1], "list") == 0) {
     usage(stdout);
+    list_glossary(stdout);
     return 0;
   }
   O.exp = argv[1];

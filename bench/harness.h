@@ -78,6 +78,10 @@ struct bench_impl_set {
   const struct bench_impl *v;
   size_t n;
 };
+/* One line of meaning per implementation name (glossary.c; NULL when it has
+ * none), and the glossary's names for which has() is false. */
+const char *bench_glossary(const char *name);
+void bench_glossary_others(FILE *f, bool (*has)(const char *));
 /* One implementation chosen with --impl (or by default). */
 struct bench_sel {
   const struct bench_impl_set *set;

@@ -331,9 +331,9 @@ static void ua_stats_print(void) {
   rm_rcu_get_stats(&st);
   struct rm_fcp_domain *d = &rm_rcu_dom;
   fprintf(stderr,
-          "readmostly-urcu: pid=%d impl=fcp-rcu grace_periods=%llu synchronize_calls=%llu "
-          "shared=%llu membarriers=%llu membarriers_saved=%llu fenced=%llu "
-          "callbacks=%llu callback_batches=%llu membarrier_mode=%d\n",
+          "readmostly-urcu: pid=%d impl=fcp-rcu grace_periods=%llu sync_calls=%llu "
+          "sync_shared=%llu consensus_membarrier=%llu consensus_fast=%llu consensus_fenced=%llu "
+          "callbacks_run=%llu callback_batches=%llu membarrier_mode=%d\n",
           (int)getpid(), (unsigned long long)st.grace_periods,
           (unsigned long long)st.sync_calls, (unsigned long long)st.sync_shared,
           (unsigned long long)rm_atomic_load_relaxed(&d->consensus_membarrier),

@@ -58,7 +58,7 @@ command -v kdig >/dev/null || command -v knsupdate >/dev/null || need+=(knot-dns
 command -v dnsperf >/dev/null || need+=(dnsperf)
 if [ ${#need[@]} -gt 0 ]; then
   echo "knot-urcu: installing ${need[*]}"
-  { as_root apt-get update -qq && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null; } ||
+  { as_root apt-get update -qq && as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq "${need[@]}" >/dev/null; } ||
     { echo "knot-urcu: could not install ${need[*]}" >&2; exit 1; }
 fi
 KNOTD=$(command -v knotd)
@@ -331,16 +331,16 @@ h() { if [ "$2" = n/a ] || [ -z "$2" ]; then echo "${2:-–}"; else awk -v H_KIN
   echo "NOERROR; the zone's serial moved by exactly the number of updates; updated names answer."
   echo "Command: \`scripts/knot-urcu.sh\` (or the real-programs step of \`scripts/realprogs.sh\`)."
   echo
-  echo "| metric | stock liburcu | libreadmostly-urcu | preload / stock |"
-  echo "| --- | ---: | ---: | ---: |"
-  echo "| queries/s | $(h rate "$(med stock qps)") | $(h rate "$(med preload qps)") | $(h ratio "$(pratio qps)") |"
-  echo "| queries lost | $(med stock lost) | $(med preload lost) | |"
-  echo "| updates sent during queries (${RATE:-20}/s) | $(med stock updates) | $(med preload updates) | |"
-  echo "| update latency during queries, p50 (ms) | $(med stock update_p50_ms) | $(med preload update_p50_ms) | $(h ratio "$(pratio update_p50_ms)") |"
-  echo "| update latency during queries, p99 (ms) | $(med stock update_p99_ms) | $(med preload update_p99_ms) | $(h ratio "$(pratio update_p99_ms)") |"
-  echo "| update latency during queries, mean (ms) | $(med stock update_ms) | $(med preload update_ms) | $(h ratio "$(pratio update_ms)") |"
-  echo "| updates/s (alone, $IDLE in a row) | $(h rate "$(med stock idle_updates_per_s)") | $(h rate "$(med preload idle_updates_per_s)") | $(h ratio "$(pratio idle_updates_per_s)") |"
-  echo "| update latency (ms, mean, alone) | $(med stock idle_update_ms) | $(med preload idle_update_ms) | $(h ratio "$(pratio idle_update_ms)") |"
+  echo "| metric | better | stock liburcu | libreadmostly-urcu | preload / stock |"
+  echo "| --- | --- | ---: | ---: | ---: |"
+  echo "| queries/s | higher | $(h rate "$(med stock qps)") | $(h rate "$(med preload qps)") | $(h ratio "$(pratio qps)") |"
+  echo "| queries lost | lower | $(med stock lost) | $(med preload lost) | |"
+  echo "| updates sent during queries (${RATE:-20}/s) | – | $(med stock updates) | $(med preload updates) | |"
+  echo "| update latency during queries, p50 (ms) | lower | $(med stock update_p50_ms) | $(med preload update_p50_ms) | $(h ratio "$(pratio update_p50_ms)") |"
+  echo "| update latency during queries, p99 (ms) | lower | $(med stock update_p99_ms) | $(med preload update_p99_ms) | $(h ratio "$(pratio update_p99_ms)") |"
+  echo "| update latency during queries, mean (ms) | lower | $(med stock update_ms) | $(med preload update_ms) | $(h ratio "$(pratio update_ms)") |"
+  echo "| updates/s (alone, $IDLE in a row) | higher | $(h rate "$(med stock idle_updates_per_s)") | $(h rate "$(med preload idle_updates_per_s)") | $(h ratio "$(pratio idle_updates_per_s)") |"
+  echo "| update latency (ms, mean, alone) | lower | $(med stock idle_update_ms) | $(med preload idle_update_ms) | $(h ratio "$(pratio idle_update_ms)") |"
   echo
   echo "libreadmostly-urcu.so's statistics (READMOSTLY_STATS=1), one line per preloaded run:"
   echo

@@ -58,8 +58,8 @@ command -v cmake >/dev/null || need+=(cmake)
 [ -e /usr/include/zlib.h ] || need+=(zlib1g-dev)
 if [ ${#need[@]} -gt 0 ]; then
   log "installing ${need[*]}"
-  if [ "$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >&2
-  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >&2; fi
+  if [ "$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq "${need[@]}" >&2
+  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq "${need[@]}" >&2; fi
 fi
 
 mkdir -p "$WORK"

@@ -19,8 +19,14 @@
 # A run goes into results/runs/<UTC date-time>/ and results/runs/latest links
 # to the newest finished one; both are ignored by git, so the tree stays clean.  The run
 # the README quotes is kept, tracked, in results/reference/.
-#   --quick       a pass of about 3 minutes (short runs, 1 repetition) to try
-#                 it; its numbers are not for comparison
+#   --quick       short runs, 1 repetition, to try it: its numbers are not for
+#                 comparison and its checks are not judged (n/a).  About 6
+#                 minutes on 2 quiet CPUs once readmostly and Kyoto Cabinet
+#                 are built (measured 6 min 41 s, a rebuild of readmostly
+#                 after a merge included: 64 s); a first run builds both,
+#                 about 8 minutes in all (measured 7 min 40 s).  On a busy
+#                 machine, several times that (25 min first, 15 min after,
+#                 at load averages of 10 to 24)
 #   --strict      exit 1 when an acceptance target is missed (MISS); without
 #                 it only a failure (FAIL: a real program failed under the
 #                 preload library, or Kyoto's build or tests failed) makes
@@ -44,7 +50,9 @@ usage() {
   cat <<'EOF'
 usage: scripts/report.sh [--quick] [--strict] [--out DIR]
        scripts/report.sh --render DIR
-  --quick       short runs, 1 repetition (about 3 minutes; not for comparison)
+  --quick       short runs, 1 repetition, no target judged: about 6 minutes
+                on 2 quiet CPUs once built, about 8 on a first run (it builds
+                readmostly and Kyoto Cabinet); several times that when busy
   --strict      exit 1 when an acceptance target is missed (MISS)
   --out DIR     write the run into DIR (default results/runs/<UTC date-time>/,
                 with results/runs/latest linking to it)
@@ -233,11 +241,30 @@ quiet_warn_now() { # print on stderr what was seen since the last call
 install_missing() {
   as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else return 1; fi; }
   local apt_updated=0
+  # apt-get ARGS..., waiting up to APT_LOCK_WAIT seconds (default 300) while
+  # another apt or dpkg holds its lock, polling every 10 s.
+  apt_waiting() {
+    local t0 out rc
+    t0=$(date +%s)
+    while :; do
+      rc=0
+      out=$(as_root env DEBIAN_FRONTEND=noninteractive apt-get "$@" 2>&1) || rc=$?
+      [ $rc != 0 ] || return 0
+      if grep -q -i -e 'could not get lock' -e 'unable to acquire' -e 'lock-frontend' <<<"$out" &&
+         [ $(( $(date +%s) - t0 )) -lt "${APT_LOCK_WAIT:-300}" ]; then
+        echo "report: another apt holds the package lock; waiting ($(( $(date +%s) - t0 )) s so far, at most ${APT_LOCK_WAIT:-300} s)"
+        sleep 10
+        continue
+      fi
+      tail -n 3 <<<"$out" >&2
+      return $rc
+    done
+  }
   install_pkgs() {
     [ $# -gt 0 ] || return 0
     echo "report: installing $*"
-    if [ $apt_updated = 0 ]; then as_root apt-get update -qq || true; apt_updated=1; fi
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null || {
+    if [ $apt_updated = 0 ]; then apt_waiting update -qq || true; apt_updated=1; fi
+    apt_waiting install -y -qq "$@" || {
       echo "report: could not install $* (continuing without)"; return 1; }
   }
   local need=()
@@ -268,11 +295,13 @@ if [ -z "$RENDER" ]; then
   quiet_load
   install_missing
 
-  echo "report: building every target (Release) in build/"
+  echo "report: building every target (Release) in build/$([ -f build/bench/readmostly-bench ] || echo " (the first time: about 2 min of CPU, 1 min on 2 quiet CPUs)")"
   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DREADMOSTLY_BUILD_BENCH=ON >/dev/null
   cmake --build build -j"$NCPU" >/dev/null
   B=$ROOT/build/bench/readmostly-bench
   avail=$($B list | sed -n 's/^implementations: //p')
+  # The glossary of implementation names, for REPORT.md (and --render).
+  "$B" list | sed -e '1,/^glossary:$/d' > "$OUT/glossary.txt"
 fi
 
 if [ "$QUICK" = 1 ]; then D=0.1; R=1; DL=0.05; DR=0.1; RR_R=1; else D=0.5; R=3; DL=0.3; DR=1; RR_R=3; fi
@@ -390,12 +419,16 @@ if [ -z "$RENDER" ]; then
   nL=$(count "$LAT"); nA=$(count "$ALL"); nR=$(count "$RW"); nC=$(count "$CSE"); nW=$(count "$WF"); nS=$(count "$SLP")
   nU=$(count "$RCU"); nSet=$(count "$SETS"); nSt=$(count "$STRESS"); nRlR=$(count "$RLUREAD"); nCit=$(count "$CIT"); nDl=$(count "$DLIST"); nRH=$(count "$RH"); nRR=$(count "$RR")
   est() { awk -v n="$1" -v d="$2" 'BEGIN{ printf "%d", n * (d + 0.02) + 1 }'; }
-  if [ "$QUICK" = 1 ]; then RP_PLAN=45; else RP_PLAN=600; fi
+  if [ "$QUICK" = 1 ]; then RP_PLAN=70; else RP_PLAN=600; fi
   # kyoto: its runs (4 implementations x 3 thread counts x 2 mutation rates
   # x reps, each loading the records first) and kccachetest on both builds;
-  # the first run also builds Kyoto twice (about 3 minutes, then cached).
-  if [ "$QUICK" = 1 ]; then KY_PLAN=150; else KY_PLAN=420; fi
-  ls build-kyoto/stock/.built-* >/dev/null 2>&1 || KY_PLAN=$((KY_PLAN + 180))
+  # the first run also downloads Kyoto and builds it twice (then cached).
+  # Quick: 120 s of runs on a quiet machine (measured, Kyoto built), and
+  # the first download and builds about 75 s more (a first quick kyoto step
+  # took 193 s; on a busy machine, 553 s first and 213 s cached, with 0.45
+  # and 0.35 of the 2 CPUs left to it).
+  if [ "$QUICK" = 1 ]; then KY_PLAN=120; else KY_PLAN=420; fi
+  ls build-kyoto/stock/.built-* >/dev/null 2>&1 || KY_PLAN=$((KY_PLAN + 75))
   plan "quiet check" 2
   plan latency "$(est $((nL * 3 * R)) "$DL")"
   plan readers "$(est $((nL * 3 * R)) "$D")"
@@ -426,8 +459,8 @@ if [ -z "$RENDER" ]; then
   plan dlist "$(est $((nDl * 3 * 2 * R)) "$D")"
   plan "real programs" "$RP_PLAN"
   plan kyoto "$KY_PLAN"
-  plan "instruction counts" 15
-  plan "plots and REPORT.md" 8
+  plan "instruction counts" 30
+  plan "plots and REPORT.md" 25
   step "quiet check" quiet_spin "before the measurements"
   quiet_warn_now
   others_begin
@@ -543,44 +576,140 @@ style() {
   STYLE="lc rgb '$c' dt $dt lw 2 pt $pt ps 1.2"
 }
 # yaxis FILES...: gnuplot lines for the y axis: a log scale when the values
-# span more than 10x, and SI prefixes on the tics.
+# span more than 10x.  Tick labels are plain numbers ('%g'): the values are
+# scaled (yscale) so that they need no SI prefix.
 yaxis() {
   if awk 'NF >= 2 && $2 ~ /^[-+]?[0-9.]/ { v = $2 + 0; if (v <= 0) bad = 1; else { if (mn == "" || v < mn) mn = v; if (v > mx) mx = v } }
           END { exit !(!bad && mn > 0 && mx / mn > 10) }' "$@"; then
-    echo "set logscale y 10"; echo "set format y '%.0s %c'"
-  else
-    echo "set format y '%.1s %c'"
+    echo "set logscale y 10"
   fi
+  echo "set format y '%g'"
 }
+# yscale FILES...: "DIVISOR WORDS": what the values are divided by on the
+# plot and how the axis label says so (", in millions").
+yscale() {
+  awk 'NF >= 2 && $2 ~ /^[-+]?[0-9.]/ { v = $2 + 0; if (v < 0) v = -v; if (v > mx) mx = v }
+       END { if (mx >= 1e9) print "1e9 , in billions"; else if (mx >= 1e6) print "1e6 , in millions";
+             else if (mx >= 1e4) print "1e3 , in thousands"; else print "1" }' "$@"
+}
+# xticks FILES...: ticks at the x values measured (threads, readers, delays:
+# counts get integer ticks, and every axis one number format).
+xticks() {
+  local xs
+  xs=$(awk 'NF >= 2 && $1 ~ /^[-+]?[0-9.]/ { print $1 + 0 }' "$@" | sort -g -u | paste -sd, -)
+  [ -z "$xs" ] || echo "set xtics ($xs)"
+  echo "set format x '%g'"
+}
+# better YLABEL WORDS: the label, the scale's words, and which way is better
+# (said by the label, else: times, "ns", "µs", "ms", lower; the rest higher).
+better() {
+  local l=$1 b
+  case $l in
+  *" (lower is better)") b=lower; l=${l% (lower is better)} ;;
+  *" (higher is better)") b=higher; l=${l% (higher is better)} ;;
+  *) if [[ " $l " =~ [[:space:]](ns|µs|us|ms)[[:space:]] ]]; then b=lower; else b=higher; fi ;;
+  esac
+  echo "$l$2 ($b is better)"
+}
+# panel_of IMPL: the family a line belongs to when a plot has too many lines
+# for one panel: BRAVO and the locks it wraps, RCU flavours, the rest.
+panel_of() {
+  case $1 in
+  ba|pft|pthread|futex|bravo-*) echo 0 ;;
+  rcu|rcu-*|urcu-*) echo 2 ;;
+  *) echo 1 ;;
+  esac
+}
+PANEL_NAMES=("BRAVO and the locks it wraps" "other locks" "RCU flavours")
+MAX_LINES=8
 
 # dat FILE EXP METRIC PARAM IMPL: "threads value" lines
 dat() { awk -F, -v e="$1" -v m="$2" -v p="$3" -v i="$4" \
           '$1==e && $5==m && $4==p && $2==i {print $3, $6}' "$M" | sort -n; }
-# draw PNG TITLE XLABEL YLABEL LOGX-LINE: one plot of the .dat files and
-# gnuplot clauses that the caller collected in DRAW_FILES and DRAW_CMD.
+# draw PNG TITLE XLABEL YLABEL LOGX-LINE: one plot of the lines the caller
+# collected with draw_add (DRAW_FILES, DRAW_IMPLS, DRAW_STYLES).  More than
+# MAX_LINES lines are split by family into panels of one picture, stacked,
+# on one y range.
 draw() {
-  [ -n "$DRAW_CMD" ] || return 0
-  { echo "set terminal pngcairo size 900,600 noenhanced"
-    echo "set output '$1'"
-    echo "set title \"$2\""
-    echo "set xlabel '$3'"
-    echo "set ylabel '$4'"
+  [ ${#DRAW_FILES[@]} -gt 0 ] || return 0
+  local png=$1 title=$2 xl=$3 yl=$4 extra=$5 sc words i g n panels=() cur="" curn=0 yr=""
+  read -r sc words <<<"$(yscale "${DRAW_FILES[@]}")"
+  # A time in ns or µs scaled is a time in a larger unit.
+  case "$yl $sc" in
+  "ns"*" 1e3") yl="µs${yl#ns}"; words="" ;;
+  "ns"*" 1e6") yl="ms${yl#ns}"; words="" ;;
+  "ns"*" 1e9") yl="s${yl#ns}"; words="" ;;
+  "µs"*" 1e3") yl="ms${yl#µs}"; words="" ;;
+  "µs"*" 1e6") yl="s${yl#µs}"; words="" ;;
+  esac
+  yl=$(better "$yl" "$words")
+  n=${#DRAW_FILES[@]}
+  if [ "$n" -le "$MAX_LINES" ]; then
+    panels=("$(seq -s ' ' 0 $((n - 1)))")
+  else
+    # Families in order, packed while a panel has room.
+    for g in 0 1 2; do
+      local members=""
+      for ((i = 0; i < n; i++)); do
+        if [ "$(panel_of "${DRAW_IMPLS[i]}")" = "$g" ]; then members+="$i "; fi
+      done
+      [ -n "$members" ] || continue
+      local k; k=$(wc -w <<<"$members")
+      if [ -n "$cur" ] && [ $((curn + k)) -gt "$MAX_LINES" ]; then panels+=("$cur"); cur=""; curn=0; fi
+      cur+="$members"; curn=$((curn + k))
+    done
+    [ -z "$cur" ] || panels+=("$cur")
+    # One y range for every panel, so that they compare.
+    yr=$(awk -v s="$sc" 'NF >= 2 && $2 ~ /^[-+]?[0-9.]/ { v = $2 / s; if (mn == "" || v < mn) mn = v; if (v > mx) mx = v }
+           END { printf "%g %g", mn, mx }' "${DRAW_FILES[@]}")
+  fi
+  local np=${#panels[@]} p cmd
+  { echo "set terminal pngcairo size 900,$((np == 1 ? 600 : 450 * np)) noenhanced"
+    echo "set output '$png'"
+    echo "set xlabel '$xl'"
+    echo "set ylabel '$yl'"
     echo "set key outside right"
     echo "set grid"
-    [ -n "$5" ] && echo "$5"
+    [ -n "$extra" ] && echo "$extra"
     yaxis "${DRAW_FILES[@]}"
-    echo "plot $DRAW_CMD"; } | gnuplot || echo "report: gnuplot could not draw $1" >&2
+    xticks "${DRAW_FILES[@]}"
+    if [ -n "$yr" ]; then
+      read -r lo hi <<<"$yr"
+      if awk -v l="$lo" 'BEGIN{ exit !(l > 0) }' && yaxis "${DRAW_FILES[@]}" | grep -q logscale; then
+        echo "set yrange [$(awk -v l="$lo" 'BEGIN{ print l / 1.5 }'):$(awk -v h="$hi" 'BEGIN{ print h * 1.5 }')]"
+      else
+        echo "set yrange [0:$(awk -v h="$hi" 'BEGIN{ print h * 1.05 }')]"
+      fi
+    fi
+    [ "$np" = 1 ] || echo "set multiplot layout $np,1 title \"$title\""
+    for p in "${panels[@]}"; do
+      if [ "$np" = 1 ]; then echo "set title \"$title\""
+      else
+        local names="" gi
+        for i in $p; do
+          gi=${PANEL_NAMES[$(panel_of "${DRAW_IMPLS[i]}")]}
+          case "; $names; " in *"; $gi; "*) ;; *) names+="${names:+; }$gi" ;; esac
+        done
+        echo "set title \"$names\""
+      fi
+      cmd=""
+      for i in $p; do
+        cmd+="${cmd:+, }'${DRAW_FILES[i]}' using 1:(\$2/$sc) with linespoints ${DRAW_STYLES[i]} title '${DRAW_IMPLS[i]}'"
+      done
+      echo "plot $cmd"
+    done
+    [ "$np" = 1 ] || echo "unset multiplot"; } | gnuplot || echo "report: gnuplot could not draw $png" >&2
 }
 # add FILE IMPL: one line of the plot being collected (skipped when empty).
 draw_add() {
   [ -s "$1" ] || return 0
-  DRAW_FILES+=("$1")
   style "$2"
-  DRAW_CMD+="${DRAW_CMD:+, }'$1' using 1:2 with linespoints $STYLE title '$2'"
+  DRAW_FILES+=("$1"); DRAW_IMPLS+=("$2"); DRAW_STYLES+=("$STYLE")
 }
+draw_init() { style_init; DRAW_FILES=(); DRAW_IMPLS=(); DRAW_STYLES=(); }
 plot_threads() { # exp metric param title ylabel file impls
   local e=$1 m=$2 p=$3 title=$4 yl=$5 png=$6 impls=$7 i f
-  style_init; DRAW_FILES=(); DRAW_CMD=""
+  draw_init
   for i in ${impls//,/ }; do
     f="$OUT/$e-$i${p:+-${p//[\/=]/_}}.dat"
     dat "$e" "$m" "$p" "$i" > "$f"
@@ -591,7 +720,7 @@ plot_threads() { # exp metric param title ylabel file impls
 # FCP experiments: x is the parameter, not threads.
 plot_param() { # exp metric threads title xlabel ylabel file impls key logx [param-regex]
   local e=$1 m=$2 t=$3 title=$4 xl=$5 yl=$6 png=$7 impls=$8 key=$9 lx=${10} pf=${11:-.} i f
-  style_init; DRAW_FILES=(); DRAW_CMD=""
+  draw_init
   for i in ${impls//,/ }; do
     f="$OUT/$e-$i-$m.dat"
     awk -F, -v e="$e" -v m="$m" -v t="$t" -v i="$i" -v k="$key" -v pf="$pf" \
@@ -632,8 +761,11 @@ set terminal pngcairo size 900,600 noenhanced
 set output '$OUT/interference.png'
 set title "Inter-lock interference (Fig. 1): BRAVO-BA shared table / private table per lock"
 set xlabel 'locks in the pool'
-set ylabel 'throughput ratio'
+set ylabel 'throughput ratio (higher is better)'
 set logscale x 2
+set xtics (1, 4, 16, 64, 256, 1024, 4096, 8192)
+set format x '%g'
+set format y '%g'
 set yrange [0:1.3]
 set grid
 plot '$OUT/interference-2.dat' using 1:2 with linespoints lc rgb '#1f77b4' lw 2 pt 7 title '2 threads', \
@@ -653,7 +785,7 @@ EOF
   { echo "set terminal pngcairo size 1000,600 noenhanced"
     echo "set output '$OUT/latency.png'"
     echo "set title \"Single-thread latency: lock+unlock pair (median of $R)\""
-    echo "set ylabel 'ns per pair'"
+    echo "set ylabel 'ns per pair (lower is better)'"
     echo "set style data histograms"
     echo "set style fill solid 0.8 border -1"
     echo "set datafile missing '-'"
@@ -673,7 +805,7 @@ med() { echo "${MED["$1|$2|$3|$4|$5"]:-}"; }
 hm() { local v=${MED["$2|$3|$4|$5|$6"]:-}; if [ -z "$v" ]; then echo "–"; else h "$1" "$v"; fi; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a=="" || b=="" || b==0) print "n/a"; else printf "%.6g", a/b }'; }
 NMISS=0; NFAIL=0   # counted from the finished report
-check() { # label value op target kind
+check() { # label value op target kind [why it is not judged]
   local r shown target
   # Compared as shown (three significant digits), so a line never reads
   # "2.00× >= 2×  MISS".
@@ -683,6 +815,10 @@ BEGIN { if (v == "n/a" || v == "") print "n/a"
                if ((op == ">=" && x >= t) || (op == "<=" && x <= t)) print "PASS"; else print "MISS" } }
 EOF
 )
+  # A quick run's inputs are too short and too few to judge a target: its
+  # value is shown, its result is not a PASS or a MISS.
+  if [ -n "${6:-}" ]; then r="n/a ($6)"
+  elif [ "$MODE" = quick ] && [ "$r" != n/a ]; then r="n/a (quick)"; fi
   if [ "$2" = n/a ] || [ -z "$2" ]; then shown=n/a; else shown=$(h "$5" "$2"); fi
   # The target as written: no trailing zeros ("≥ 3×", "≤ 5 µs").
   target="${3/>=/≥} $(h "$5-t" "$4")"
@@ -700,9 +836,9 @@ table_threads() { # exp metric param kind impls threads...
     echo "$row"
   done
 }
-bravo_ratios() { # exp metric param threads
+bravo_ratios() { # exp metric param threads better(higher|lower)
   local e=$1 m=$2 p=$3 t=$4 x
-  echo "| BRAVO-X / X at T=$t | ratio |"; echo "| --- | ---: |"
+  echo "| BRAVO-X / X at T=$t | ratio ($5 is better) |"; echo "| --- | ---: |"
   for x in ba pft pthread futex; do
     has "bravo-$x" || continue
     local a b; a=$(med "$e" "bravo-$x" "$t" "$p" "$m"); b=$(med "$e" "$x" "$t" "$p" "$m")
@@ -731,6 +867,8 @@ echo "run; it is not a failure of the software (the tests, \`scripts/test.sh\`, 
 echo "Some targets are the papers' results on larger machines and out of reach of 2 CPUs (the"
 echo "notes below and in the README say which); on a busy machine any of them can move."
 echo "FAIL: something did not work (a real program failed under the preload library, or Kyoto Cabinet's build or kccachetest failed)."
+echo "n/a: not judged (a quick run's inputs are too short; or what the check needs was not measured)."
+echo "The target says which way is better: ≥, higher is better; ≤, lower is better."
 echo "\`scripts/report.sh --strict\` exits non-zero when a target is missed."
 echo
 echo "| check | measured | target | result |"
@@ -768,7 +906,15 @@ if [ -n "$CIT" ]; then
   check "citrus T=2, 20 %: rlu-citrus / rcu-citrus" "$(ratio "$(med citrus rlu-citrus 2 update=20 ops_per_sec)" "$(med citrus rcu-citrus 2 update=20 ops_per_sec)")" ">=" 0.9 ratio
 fi
 if [ -n "$RR" ]; then
-  check "rlu_resize: RLU lookups in the resizing table >= 0.8x RCU's (T=2: rlu / rcu)" "$(ratio "$(med rlu_resize rlu 2 mode=resizing lookups_per_sec)" "$(med rlu_resize rcu 2 mode=resizing lookups_per_sec)")" ">=" 0.8 ratio
+  # The resizing rows measure lookups during resizes only if resizes
+  # finished in the run (a short run may end inside the first one).
+  local rr_why=""
+  for x in rlu rcu; do
+    if awk -v v="$(med rlu_resize $x 2 mode=resizing resizes_per_sec)" 'BEGIN{ exit !(v != "" && v + 0 <= 0) }'; then
+      rr_why="no resize finished in the $x run"
+    fi
+  done
+  check "rlu_resize: RLU lookups in the resizing table >= 0.8x RCU's (T=2: rlu / rcu)" "$(ratio "$(med rlu_resize rlu 2 mode=resizing lookups_per_sec)" "$(med rlu_resize rcu 2 mode=resizing lookups_per_sec)")" ">=" 0.8 ratio "$rr_why"
 fi
 if [ -f "$OUT/kyoto.csv" ]; then
   check "kyoto T=2, 10 %: rlu / stock" "$(ratio "$(med kyoto rlu 2 mutations=10 ops_per_sec)" "$(med kyoto stock 2 mutations=10 ops_per_sec)")" ">=" 1.5 ratio
@@ -801,7 +947,7 @@ if [ -n "$wfc" ] && [ -n "$wfp" ]; then
   echo "(its writer waits for the reader's report, two to three cache-line round trips each way)."
   echo
 fi
-echo "## Latency (one thread, time per lock+unlock pair)"
+echo "## Latency (one thread, time per lock+unlock pair; lower is better)"
 echo
 echo "| impl | read pair | write pair | read pair, bias off | read instr. | write instr. |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: |"
@@ -823,59 +969,59 @@ echo "at 10^6, so every read of a BRAVO lock takes the slow path (A's read lock 
 echo "the inhibit test); for the other locks it is their read pair again."
 echo
 img latency.png latency
-echo "## Readers: T threads read-locking one lock (read acquisitions/s)"
+echo "## Readers: T threads read-locking one lock (read acquisitions/s; higher is better)"
 echo
 table_threads readers ops_per_sec "" rate "$LAT" 1 2 4
 echo
-bravo_ratios readers ops_per_sec "" 2
+bravo_ratios readers ops_per_sec "" 2 higher
 echo
 img readers.png readers
 echo "## Alternator (paper Fig. 2; time per hand-off, lower is better)"
 echo
 table_threads alternator ns_per_handoff "" ns "$LAT" 1 2 4
 echo
-bravo_ratios alternator ns_per_handoff "" 2
+bravo_ratios alternator ns_per_handoff "" 2 lower
 echo
 img alternator.png alternator
-echo "## Inter-lock interference (paper Fig. 1)"
+echo "## Inter-lock interference (paper Fig. 1; a throughput ratio, higher is better, 1 = none)"
 echo
 echo "Throughput of BRAVO-BA on the shared table over BRAVO-BA with a private 4096-slot"
 echo "table per lock; T threads read random locks of a pool of N."
 echo
-echo "| locks N | ratio T=2 | ratio T=4 |"; echo "| ---: | ---: | ---: |"
+echo "| locks N | ratio T=2 (higher is better) | ratio T=4 |"; echo "| ---: | ---: | ---: |"
 local n
 for n in 1 4 16 64 256 1024 4096 8192; do
   echo "| $n | $(hm ratio interference bravo-ba 2 "locks=$n" ratio) | $(hm ratio interference bravo-ba 4 "locks=$n" ratio) |"
 done
 echo
 img interference.png interference
-echo "## test_rwlock (paper Fig. 3; 1 writer + T readers, iterations/s)"
+echo "## test_rwlock (paper Fig. 3; 1 writer + T readers, iterations/s; higher is better)"
 echo
 table_threads test_rwlock ops_per_sec "" rate "$ALL" 1 2 4
 echo
-bravo_ratios test_rwlock ops_per_sec "" 2
+bravo_ratios test_rwlock ops_per_sec "" 2 higher
 echo
 img test_rwlock.png test_rwlock
-echo "## RWBench (paper Fig. 4; operations/s)"
+echo "## RWBench (paper Fig. 4; operations/s; higher is better)"
 echo
 for p in 9/10 1/2 1/10 1/100 1/1000 1/10000; do
   echo "### P = $p"
   echo
   table_threads rwbench ops_per_sec "P=$p" rate "$RW" 1 2 4
   echo
-  bravo_ratios rwbench ops_per_sec "P=$p" 2
+  bravo_ratios rwbench ops_per_sec "P=$p" 2 higher
   echo
   img "rwbench-${p//\//_}.png" "rwbench P=$p"
 done
-echo "## Hash table (paper Fig. 6; operations/s)"
+echo "## Hash table (paper Fig. 6; operations/s; higher is better)"
 echo
 # The driver counts operations per ms, as the paper does; shown per second.
 table_threads hashtable ops_per_sec "" rate "$ALL" 1 2 4
 echo
-bravo_ratios hashtable ops_per_sec "" 2
+bravo_ratios hashtable ops_per_sec "" 2 higher
 echo
 img hashtable.png hashtable
-echo "## prwlock: critical-section efficiency (FCP Table 3; time per lock+unlock pair)"
+echo "## prwlock: critical-section efficiency (FCP Table 3; time per lock+unlock pair; lower is better)"
 echo
 echo "A reader among N readers, a writer with N busy readers (median of $R)."
 echo
@@ -885,7 +1031,7 @@ for i in ${CSE//,/ }; do
   echo "| $i | $(hm ns cs_efficiency "$i" 1 readers=1 reader_ns) | $(hm ns cs_efficiency "$i" 2 readers=2 reader_ns) | $(hm ns cs_efficiency "$i" 4 readers=4 reader_ns) | $(hm ns cs_efficiency "$i" 0 readers=0 writer_ns) | $(hm ns cs_efficiency "$i" 1 readers=1 writer_ns) | $(hm ns cs_efficiency "$i" 2 readers=2 writer_ns) | $(hm ns cs_efficiency "$i" 4 readers=4 writer_ns) |"
 done
 echo
-echo "## prwlock: writer frequency (FCP Fig. 21; 1 writer + T readers)"
+echo "## prwlock: writer frequency (FCP Fig. 21; 1 writer + T readers; writes/s and reads/s, higher is better)"
 echo
 echo "| impl | T | writer delay | writes/s | reads/s |"
 echo "| --- | ---: | ---: | ---: | ---: |"
@@ -900,7 +1046,7 @@ echo "urcu-memb waits one grace period per update (batch size 1, as in the paper
 echo
 img writer_freq-writes.png "writer_freq writes"
 img writer_freq-reads.png "writer_freq reads"
-echo "## prwlock: sleeping readers (FCP Fig. 20; 1 writer every 100 µs + T readers, K of them yield inside every section; reads/s)"
+echo "## prwlock: sleeping readers (FCP Fig. 20; 1 writer every 100 µs + T readers, K of them yield inside every section; reads/s; higher is better)"
 echo
 echo "| impl | T | K=0 | K=1 | K=2 | K=4 |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: |"
@@ -909,7 +1055,7 @@ for t in 2 4; do for i in ${SLP//,/ }; do
 done; done
 echo
 img sleepers.png sleepers
-echo "## prwlock: waking parked readers (FCP Fig. 19; time from the writer's unlock)"
+echo "## prwlock: waking parked readers (FCP Fig. 19; time from the writer's unlock; lower is better)"
 echo
 echo "| readers K | parallel: mean | parallel: last | broadcast: mean | broadcast: last |"
 echo "| ---: | ---: | ---: | ---: | ---: |"
@@ -923,7 +1069,7 @@ echo
 img wakeup.png wakeup
 if [ -f "$OUT/realprogs.md" ]; then cat "$OUT/realprogs.md"; echo; fi
 if [ -n "$RCU" ]; then
-echo "## FCP-RCU: read sections (rcu_read)"
+echo "## FCP-RCU: read sections (rcu_read; read pair: lower is better; sections/s: higher is better)"
 echo
 echo "| impl | read pair (1 thread) | T=1 sections/s | T=2 | T=4 |"
 echo "| --- | ---: | ---: | ---: | ---: |"
@@ -934,7 +1080,7 @@ echo
 echo "rcu-fence runs in a child process of the driver (fence mode is process-wide), after the others."
 echo
 img rcu_read.png rcu_read
-echo "## FCP-RCU: grace periods (grace_period; synchronize latency p50 / p99 / max)"
+echo "## FCP-RCU: grace periods (grace_period; synchronize latency p50 / p99 / max; lower is better)"
 echo
 echo "| impl | 0 readers | 1 busy reader | 2 busy | 4 busy (oversubscribed) | 1 busy + 1 sleepy | 1 busy + 4 idle registered | 1 busy, 2 callers | 1 busy, 4 callers |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
@@ -948,7 +1094,7 @@ echo "threads that stay online would cost each grace period one membarrier (docs
 echo
 img grace_period-p50.png "grace_period p50"
 img grace_period-p99.png "grace_period p99"
-echo "## FCP-RCU: updates against batch size (rcu_batch, FCP Fig. 22; 1 writer, 1 busy reader; updates/s)"
+echo "## FCP-RCU: updates against batch size (rcu_batch, FCP Fig. 22; 1 writer, 1 busy reader; updates/s; higher is better)"
 echo
 echo "| impl | B=1 | B=10 | B=100 | B=1000 | B=10000 |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: |"
@@ -959,7 +1105,7 @@ echo
 img rcu_batch.png rcu_batch
 fi
 if [ -n "$SETS" ]; then
-echo "## RLU: section entry (rlu_read; an empty section pair, 1 thread)"
+echo "## RLU: section entry (rlu_read; an empty section pair, 1 thread; lower is better)"
 echo
 echo "| impl | ns per pair |"
 echo "| --- | ---: |"
@@ -967,7 +1113,7 @@ for i in ${RLUREAD//,/ }; do echo "| $i | $(hm ns rlu_read "$i" 1 '' ns_per_sect
 echo
 echo "rlu enters sections without a fence (the FCP core's membarrier mode; docs/rlu.md, \"Section entry\"), rlu-fence with the paper's fence. Without membarrier both run the fenced entry (the driver says so on stderr)."
 echo
-echo "## RLU: sorted list (rlu_list, RLU Fig. 4; 1000 keys of 2000; operations/s)"
+echo "## RLU: sorted list (rlu_list, RLU Fig. 4; 1000 keys of 2000; operations/s; higher is better)"
 echo
 for u in 2 20 40; do
   echo "update $u %:"; echo
@@ -975,7 +1121,7 @@ for u in 2 20 40; do
   echo
 done
 img rlu_list.png rlu_list
-echo "## RLU: hash table (rlu_hash, RLU Fig. 5; 1000 buckets, 100 keys each; operations/s)"
+echo "## RLU: hash table (rlu_hash, RLU Fig. 5; 1000 buckets, 100 keys each; operations/s; higher is better)"
 echo
 for u in 2 20; do
   echo "update $u %:"; echo
@@ -983,7 +1129,7 @@ for u in 2 20; do
   echo
 done
 img rlu_hash.png rlu_hash
-echo "## RLU: update-only stress (rlu_stress, RLU Fig. 7; operations/s and synchronize calls per operation)"
+echo "## RLU: update-only stress (rlu_stress, RLU Fig. 7; operations/s, higher is better; synchronize calls per operation, lower is better)"
 echo
 echo "| impl | T=1 | T=2 | syncs/op T=2 |"
 echo "| --- | ---: | ---: | ---: |"
@@ -993,7 +1139,7 @@ done
 echo
 fi
 if [ -n "$CIT" ]; then
-echo "## Citrus tree (citrus, RLU Fig. 8; 100 000 keys half full; operations/s)"
+echo "## Citrus tree (citrus, RLU Fig. 8; 100 000 keys half full; operations/s; higher is better)"
 echo
 for u in 10 20 40; do
   echo "update $u %:"; echo
@@ -1005,7 +1151,7 @@ echo
 img citrus.png citrus
 fi
 if [ -n "$DLIST" ]; then
-echo "## Doubly linked list (dlist, RLU Fig. 9; 1000 entries, forward traversals; operations/s)"
+echo "## Doubly linked list (dlist, RLU Fig. 9; 1000 entries, forward traversals; operations/s; higher is better)"
 echo
 for u in 0.1 1; do
   echo "update $u %:"; echo
@@ -1015,7 +1161,7 @@ done
 img dlist.png dlist
 fi
 if [ -f "$OUT/kyoto.csv" ]; then
-echo "## Kyoto Cabinet CacheDB on RLU (kyoto, RLU Fig. 12; random set, add, remove, get; operations/s)"
+echo "## Kyoto Cabinet CacheDB on RLU (kyoto, RLU Fig. 12; random set, add, remove, get; operations/s; higher is better)"
 echo
 echo "stock: Kyoto as released (one global reader-writer lock per operation, a lock per slot);"
 echo "preload and preload-prwlock: the same binary under libreadmostly-preload.so (BRAVO, prwlock);"
@@ -1030,7 +1176,7 @@ done
 img kyoto.png kyoto
 fi
 if [ -n "$RH" ]; then
-echo "## Resizable RCU hash table (rcu_hash, FCP Figs. 16-17; 65 536 keys, 8192 <-> 16 384 buckets)"
+echo "## Resizable RCU hash table (rcu_hash, FCP Figs. 16-17; 65 536 keys, 8192 <-> 16 384 buckets; rates: higher is better, synchronize times: lower is better)"
 echo
 echo "| impl | T | lookups/s, fixed | lookups/s, resizing | resizes/s | synchronize in resizes: p50 / p99 |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: |"
@@ -1040,7 +1186,7 @@ done; done
 echo
 fi
 if [ -n "$RR" ]; then
-echo "## Resizable hash table, RCU against RLU (rlu_resize, RLU Fig. 6; 65 536 keys)"
+echo "## Resizable hash table, RCU against RLU (rlu_resize, RLU Fig. 6; 65 536 keys; rates: higher is better, ms per resize and resizer CPU: lower is better)"
 echo
 echo "8k / 16k: 8192 / 16 384 buckets, no resizes; resizing: one more thread grows and shrinks the"
 echo "table between them (RCU: zip, column-wise unzip with a grace period per pass; RLU: each bucket"
@@ -1049,20 +1195,148 @@ echo "Resizer CPU: the resizer thread's CPU time over its own run, in CPUs (take
 echo
 echo "| impl | T | lookups/s, 8k | lookups/s, 16k | lookups/s, resizing | resizes/s | ms per resize | resizer CPU |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+local rps
 for t in 1 2; do for i in ${RR//,/ }; do
-  echo "| $i | $t | $(hm rate rlu_resize "$i" $t mode=8k lookups_per_sec) | $(hm rate rlu_resize "$i" $t mode=16k lookups_per_sec) | $(hm rate rlu_resize "$i" $t mode=resizing lookups_per_sec) | $(hm rate rlu_resize "$i" $t mode=resizing resizes_per_sec) | $(hm num rlu_resize "$i" $t mode=resizing resize_ms) | $(hm num rlu_resize "$i" $t mode=resizing resizer_cpu) |"
+  rps=$(hm rate rlu_resize "$i" $t mode=resizing resizes_per_sec)
+  if awk -v v="$(med rlu_resize "$i" $t mode=resizing resizes_per_sec)" 'BEGIN{ exit !(v != "" && v + 0 <= 0) }'; then
+    rps="none finished"
+  fi
+  echo "| $i | $t | $(hm rate rlu_resize "$i" $t mode=8k lookups_per_sec) | $(hm rate rlu_resize "$i" $t mode=16k lookups_per_sec) | $(hm rate rlu_resize "$i" $t mode=resizing lookups_per_sec) | $rps | $(hm num rlu_resize "$i" $t mode=resizing resize_ms) | $(hm num rlu_resize "$i" $t mode=resizing resizer_cpu) |"
 done; done
+echo
+echo "\"None finished\": the run ended inside its first resize, which the resizer finished after the"
+echo "stop (the ms per resize is that one's); the lookups did not run across a whole resize."
 echo
 img rlu_resize.png rlu_resize
 fi
+glossary_section
 echo "## Reproduce"
 echo
 echo '```sh'
 echo 'scripts/report.sh                       # this report, in results/runs/<UTC date-time>/'
 echo 'scripts/report.sh --render DIR          # redraw a run'"'"'s plots and REPORT.md from its CSV files'
 echo 'scripts/realprogs.sh                    # only the real programs section'
-echo 'build/bench/readmostly-bench list        # experiments and implementations'
+echo 'build/bench/readmostly-bench list        # experiments, implementations and what each name means'
 echo '```'
+}
+
+# ---- the head of REPORT.md: what won, from the check rows -----------------
+# family_of LABEL: the family a check row belongs to (its label names it).
+family_of() {
+  case $1 in
+  kyoto*|knot*) echo "real programs" ;;
+  db_bench*|kccachetest*|"real programs"*) echo preload ;;
+  *rlu*|citrus*|dlist*) echo "RLU and structures" ;;
+  *rcu*|grace_period*) echo FCP-RCU ;;
+  *prwlock*|cs_efficiency*) echo prwlock ;;
+  *) echo BRAVO ;;
+  esac
+}
+FAMILIES=("BRAVO" "preload" "prwlock" "FCP-RCU" "RLU and structures" "real programs")
+# from_of LABEL: where a check's numbers are, a plot when there is one.
+from_of() {
+  local e=${1%%[ :]*} p f=""
+  case $1 in
+  rwbench*P=*) p=${1#*P=}; p=${p%%[: ]*}; f="rwbench-${p//\//_}.png" ;;
+  grace_period*) f=grace_period-p99.png ;;
+  writer_freq*) f=writer_freq-writes.png ;;
+  db_bench*|kccachetest*|"real programs"*) echo "real programs"; return ;;
+  *) f="$e.png" ;;
+  esac
+  if [ -f "$OUT/$f" ]; then echo "$e, [$f]($f)"; else echo "$e"; fi
+}
+# what_won BODY: a paragraph and one row per family: its headline check (the
+# first that compares ours with a peer, "x / y"), and its checks' results.
+what_won() {
+  local rows fam label meas target res head n line npass nmiss nfail nna all_met=() missed=()
+  rows=$(grep -E '^\| .* \| (PASS|MISS|FAIL|n/a[^|]*) \|$' <<<"$1" || true)
+  echo "## What won"
+  echo
+  local tpass tmiss tfail tna
+  tpass=$(grep -c -E '\| PASS \|$' <<<"$rows" || true)
+  tmiss=$(grep -c -E '\| MISS \|$' <<<"$rows" || true)
+  tfail=$(grep -c -E '\| FAIL \|$' <<<"$rows" || true)
+  tna=$(grep -c -E '\| n/a[^|]* \|$' <<<"$rows" || true)
+  local table=""
+  for fam in "${FAMILIES[@]}"; do
+    head=""; npass=0; nmiss=0; nfail=0; nna=0; n=0
+    while IFS= read -r line; do
+      [ -n "$line" ] || continue
+      label=$(awk -F' \\| ' '{ sub(/^\| /, "", $1); print $1 }' <<<"$line")
+      [ "$(family_of "$label")" = "$fam" ] || continue
+      n=$((n + 1))
+      case $line in
+      *"| PASS |") npass=$((npass + 1)) ;;
+      *"| MISS |") nmiss=$((nmiss + 1)) ;;
+      *"| FAIL |") nfail=$((nfail + 1)) ;;
+      *) nna=$((nna + 1)) ;;
+      esac
+      if [ -z "$head" ] || { [[ $head != *" / "* ]] && [[ $label == *" / "* ]]; }; then head=$label; fi
+    done <<<"$rows"
+    [ $n -gt 0 ] || continue
+    line=$(grep -F -m1 "| $head |" <<<"$rows")
+    meas=$(awk -F' \\| ' '{ print $2 }' <<<"$line")
+    target=$(awk -F' \\| ' '{ print $3 }' <<<"$line")
+    res=$(awk -F' \\| ' '{ r = $4; sub(/ \|$/, "", r); print r }' <<<"$line")
+    local better=higher
+    [[ $target == ≤* ]] && better=lower
+    local counts=""
+    [ $npass = 0 ] || counts+=", $npass PASS"
+    [ $nmiss = 0 ] || counts+=", $nmiss MISS"
+    [ $nfail = 0 ] || counts+=", $nfail FAIL"
+    [ $nna = 0 ] || counts+=", $nna n/a"
+    counts=${counts#, }
+    table+="| $fam | $head | $meas | $better | $target | $res | $counts of $n | $(from_of "$head") |"$'\n'
+    if [ $((nmiss + nfail)) = 0 ] && [ $npass -gt 0 ]; then all_met+=("$fam"); fi
+    [ $((nmiss + nfail)) = 0 ] || missed+=("$fam ($((nmiss + nfail)) of $n)")
+  done
+  if [ "$MODE" = quick ]; then
+    echo "A quick run judges no target (its runs are too short and too few): the $((tpass + tmiss + tfail + tna))"
+    echo "checks below show what was measured, with n/a (quick) for a result$([ "$tfail" = 0 ] || echo "; $tfail FAIL: something did not work")."
+    echo "Run \`scripts/report.sh\` without \`--quick\` on a quiet machine to see who won."
+  else
+    echo "Of $((tpass + tmiss + tfail + tna)) acceptance checks in this run, $tpass met their target (PASS),"
+    echo "$tmiss did not (MISS)$([ "$tfail" = 0 ] || echo ", $tfail failed (FAIL)")$([ "$tna" = 0 ] || echo " and $tna could not be judged (n/a)")."
+    if [ ${#all_met[@]} -gt 0 ]; then
+      local IFS=,; echo "Every target judged was met by: ${all_met[*]}." | sed 's/,/, /g'
+    fi
+    if [ ${#missed[@]} -gt 0 ]; then
+      local IFS=';'; echo "Targets missed or failed: ${missed[*]}." | sed 's/;/; /g'
+    fi
+  fi
+  echo "One row per family: its first check of ours against a peer (all checks: \"Acceptance"
+  echo "checks\" below; the names: \"Implementation names\" near the end)."
+  echo
+  echo "| family | headline check | measured | better | target | result | family's checks | from |"
+  echo "| --- | --- | ---: | --- | --- | --- | --- | --- |"
+  printf '%s' "$table"
+  echo
+}
+
+# The glossary of the names this run's results use (from `readmostly-bench
+# list`, saved at measurement time).
+glossary_section() {
+  local g=$OUT/glossary.txt used name meaning
+  if [ ! -s "$g" ] && [ -x build/bench/readmostly-bench ]; then
+    build/bench/readmostly-bench list | sed -e '1,/^glossary:$/d' > "$g"
+  fi
+  [ -s "$g" ] || return 0
+  used=$( { awk -F, '!/^#/ && $1 != "experiment" { print $2 }' "$OUT/results.csv"
+            [ -f "$OUT/realprogs.csv" ] && awk -F, 'NR > 1 { print $4 }' "$OUT/realprogs.csv"
+            [ -f "$OUT/knot.csv" ] && awk -F, 'NR > 1 { print $1 }' "$OUT/knot.csv"; } | sort -u)
+  echo "## Implementation names"
+  echo
+  echo "Every name in the tables and plots above (from \`readmostly-bench list\`). Ours: the readmostly"
+  echo "library; peer: what we compare with."
+  echo
+  echo "| name | meaning |"
+  echo "| --- | --- |"
+  while read -r name; do
+    [ -n "$name" ] || continue
+    meaning=$(awk -v n="$name" '$1 == n { $1 = ""; sub(/^ +/, ""); print; exit }' "$g")
+    echo "| $name | ${meaning:-(no description yet)} |"
+  done <<<"$used"
+  echo
 }
 
 render_report() {
@@ -1076,6 +1350,8 @@ render_report() {
   # realprogs.md is counted too: its checks are rows of the same form.
   NMISS=$(grep -c -E '\| MISS \|$' <<<"$body" || true)
   NFAIL=$(grep -c -E '\| FAIL \|$' <<<"$body" || true)
+  local nna
+  nna=$(grep -c -E '\| n/a[^|]* \|$' <<<"$body" || true)
   notes=$(sed -n 's/^not quiet: //p' "$OUT/run.txt" 2>/dev/null || true)
   {
   echo "# readmostly benchmark report"
@@ -1093,6 +1369,12 @@ render_report() {
     echo "> **Quick run** (\`--quick\`: short runs, 1 repetition): to try the script, not for comparison."
     echo
   fi
+  if [ "$PLOTS_MISSING" = 1 ]; then
+    echo "> **No plots in this report**: gnuplot (with its pngcairo terminal) was not available"
+    echo "> (it could not be installed: another apt may have held the package lock). Install"
+    echo "> gnuplot-nox, then add them with \`scripts/report.sh --render $OUT\`."
+    echo
+  fi
   if [ "$R" = 1 ]; then
     echo "Generated by \`scripts/report.sh\`, measured on $when. One run per cell"
     echo "(medians of 3 for rwbench at 2 threads with P = 9/10, 1/2 and 1/10000, the checked cells),"
@@ -1102,18 +1384,21 @@ render_report() {
   fi
   echo "all implementations measured side by side in one run (repetitions interleaved)."
   echo "Absolute numbers drift between runs and machines; read the ratios."
-  echo "Acceptance checks: $NMISS MISS, $NFAIL FAIL (what they mean: \"Acceptance checks\" below)."
+  echo "Acceptance checks: $NMISS MISS, $NFAIL FAIL$([ "$nna" = 0 ] || echo ", $nna n/a") (what they mean: \"Acceptance checks\" below)."
   echo
+  what_won "$body"
   echo "$body"
   } | awk -v H_FILL=1 -f "$UNITS" > "$OUT/REPORT.md"
 }
 
+PLOTS_MISSING=0
 render_all() {
   if [ -n "$RENDER" ] && [ -f "$OUT/realprogs.csv" ]; then scripts/realprogs.sh --render "$OUT" >/dev/null; fi
   if command -v gnuplot >/dev/null && gnuplot -e "set terminal pngcairo" 2>/dev/null; then
     render_plots
   else
-    echo "report: gnuplot (pngcairo) unavailable: no plots"
+    echo "report: gnuplot (pngcairo) unavailable: no plots (REPORT.md says how to add them)"
+    PLOTS_MISSING=1
   fi
   render_report
 }
@@ -1121,7 +1406,7 @@ if [ -n "$RENDER" ]; then render_all; else step "plots and REPORT.md" render_all
 # The link moves only to a finished run.
 if [ -z "$RENDER" ] && [ "$LINK" = 1 ]; then ln -sfn "$STAMP" results/runs/latest; fi
 echo "report: wrote $OUT/REPORT.md$([ -z "$RENDER" ] && echo " in $(mmss $(( $(date +%s) - T_START ))) in all")"
-grep -E '\| (PASS|MISS|FAIL|n/a) \|$' "$OUT/REPORT.md" || true
+grep -E '\| (PASS|MISS|FAIL|n/a[^|]*) \|$' "$OUT/REPORT.md" || true
 if [ -n "$(sed -n 's/^not quiet: //p' "$OUT/run.txt" 2>/dev/null)" ]; then
   echo "report: WARNING: the machine was not quiet during this run; REPORT.md says what was seen; its ratios are unreliable" >&2
 fi

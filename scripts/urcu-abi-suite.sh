@@ -109,7 +109,7 @@ run() {
         grep -Eq 'grace_periods=[1-9]' <<<"$st" || why="${why:+$why; }no grace period counted"
       fi
       if [ "$what" = cb ]; then
-        grep -Eq 'callbacks=[1-9]' <<<"$st" || why="${why:+$why; }no callback counted"
+        grep -Eq 'callbacks_run=[1-9]' <<<"$st" || why="${why:+$why; }no callback counted"
       fi ;;
     esac
     [ -z "$why" ] || r_p="FAIL($why)"

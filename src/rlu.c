@@ -1285,7 +1285,7 @@ RM_API void rm_rlu_stats_print(FILE *f) {
   fprintf(f,
           "rlu: commits=%llu aborts=%llu conflicts=%llu steals=%llu syncs=%llu "
           "sync_waits=%llu sync_wait_iters=%llu log_chunks=%llu frees=%llu deferred=%llu sync_requests=%llu "
-          "membarriers=%llu clock=%llu entry=%s%s\n",
+          "barriers=%llu clock=%llu entry=%s%s\n",
           (unsigned long long)s.commits, (unsigned long long)s.aborts,
           (unsigned long long)s.conflicts, (unsigned long long)s.steals,
           (unsigned long long)s.syncs, (unsigned long long)s.sync_waits,

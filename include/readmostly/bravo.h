@@ -546,6 +546,10 @@ RM_INLINE int rm_bravo_write_acquired(struct rm_bravo_bias *b, struct rm_bravo_t
  *   48-62       extra (recursive) holds of the slot's owner
  *   63          RM_BRAVO_SLOT_RELEASED: another thread released this hold
  *
+ * A fast hold's token is its slot's address; the preload keeps it with the
+ * lock in the thread's held list (preload/preload_internal.h) and finds the
+ * slot there at unlock, never by hashing again.
+ *
  *  1. Only the owner installs a lock (R1, CAS from 0), adds a nesting
  *     level, and clears the slot; each of these is a CAS from the value it
  *     expects, never a plain store, so a mark is never overwritten.

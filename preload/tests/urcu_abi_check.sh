@@ -16,7 +16,7 @@ liburcu) "$prog" "$@" >"$out" 2>"$err" || fail "exit $?" ;;
 preload)
   env LD_PRELOAD="$lib" READMOSTLY_STATS=1 EXPECT_URCU_ABI=1 "$prog" "$@" >"$out" 2>"$err" || fail "exit $?"
   grep -q 'ok (readmostly-urcu' "$out" || fail "the library did not serve the calls"
-  grep -Eq '^readmostly-urcu: pid=[0-9]+ impl=fcp-rcu grace_periods=[1-9][0-9]* .* callbacks=[1-9]' "$err" ||
+  grep -Eq '^readmostly-urcu: pid=[0-9]+ impl=fcp-rcu grace_periods=[1-9][0-9]* .* callbacks_run=[1-9]' "$err" ||
     fail "no statistics line with grace periods and callbacks"
   [ "$(grep -c 'inline read side' "$err")" = 0 ] || fail "a refusal line without cause" ;;
 refusal)
