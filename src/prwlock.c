@@ -398,7 +398,13 @@ RM_API int rm_prwlock_downgrade(rm_prwlock_t *l) {
   struct rm_fcp_reader *r = rm_fcp_self(rm_prwlock_domain(l));
   if (r && rm_atomic_load_relaxed(&r->passive) == NULL) {
     /* Ordered before the release of the word below: the next writer (which
-     * takes the word after us and then runs its consensus) sees it. */
+     * takes the word after us and then runs its consensus) sees it.  That
+     * writer's released() trusts our `seen` once it is at least its new
+     * version; it is never the offline value here: a record goes offline
+     * only while it waits (wait_writer, write_wait), and both bring it
+     * back online (a report, then a fence) before their thread can hold
+     * the write lock we are downgrading.  (models/prwlock.pml, the
+     * downgrade mutants.) */
     rm_atomic_store_relaxed(&r->passive, (const void *)l);
   } else {
     rm_atomic_fetch_add_seq_cst(&l->active, 1u);
