@@ -205,6 +205,14 @@ struct rm_bravo_bias {
   uint64_t inhibit_until;
 };
 #define RM_BRAVO_BIAS_INITIALIZER {0, 0, 0, 0}
+/* What RM_BRAVO_BIAS_INITIALIZER gives, at run time (the generated _init
+ * functions). */
+RM_INLINE void rm_bravo_bias_init(struct rm_bravo_bias *b) {
+  b->rbias = 0;
+  b->revoke_pending = 0;
+  b->backoff = 0;
+  b->inhibit_until = 0;
+}
 #define RM_BRAVO_BIAS 1u
 #define RM_BRAVO_REVOKER 2u
 /* Largest inhibit back-off exponent: the window grows to at most
@@ -715,10 +723,7 @@ RM_API bool rm_bravo_release_foreign(struct rm_bravo_bias *b, struct rm_bravo_ta
   } NAME##_t;                                                                       \
   RM_GEN_INLINE int NAME##_init(NAME##_t *l) {                                          \
     if (!l) return EINVAL;                                                          \
-    l->bias.rbias = 0;                                                              \
-    l->bias.revoke_pending = 0;                                                     \
-    l->bias.backoff = 0;                                                            \
-    l->bias.inhibit_until = 0;                                                      \
+    rm_bravo_bias_init(&l->bias);                                                   \
     return UPFX##_init(&l->under);                                                  \
   }                                                                                 \
   RM_GEN_INLINE int NAME##_destroy(NAME##_t *l) {                                       \
@@ -744,10 +749,7 @@ RM_API bool rm_bravo_release_foreign(struct rm_bravo_bias *b, struct rm_bravo_ta
   } NAME##_t;                                                                       \
   RM_GEN_INLINE int NAME##_init(NAME##_t *l) {                                          \
     if (!l) return EINVAL;                                                          \
-    l->bias.rbias = 0;                                                              \
-    l->bias.revoke_pending = 0;                                                     \
-    l->bias.backoff = 0;                                                            \
-    l->bias.inhibit_until = 0;                                                      \
+    rm_bravo_bias_init(&l->bias);                                                   \
     int e = rm_bravo_table_private_init(&l->table, (SLOTS));                        \
     if (e) return e;                                                                \
     e = UPFX##_init(&l->under);                                                     \

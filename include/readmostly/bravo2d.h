@@ -245,10 +245,7 @@ RM_INLINE int rm_bravo2d_read_unlock_fast(struct rm_bravo_bias *b, rm_token_t to
   } NAME##_t;                                                                       \
   RM_GEN_INLINE int NAME##_init(NAME##_t *l) {                                      \
     if (!l) return EINVAL;                                                          \
-    l->bias.rbias = 0;                                                              \
-    l->bias.revoke_pending = 0;                                                     \
-    l->bias.backoff = 0;                                                            \
-    l->bias.inhibit_until = 0;                                                      \
+    rm_bravo_bias_init(&l->bias);                                                   \
     return UPFX##_init(&l->under);                                                  \
   }                                                                                 \
   RM_GEN_INLINE int NAME##_destroy(NAME##_t *l) {                                   \
@@ -271,10 +268,7 @@ RM_INLINE int rm_bravo2d_read_unlock_fast(struct rm_bravo_bias *b, rm_token_t to
   } NAME##_t;                                                                       \
   RM_GEN_INLINE int NAME##_init(NAME##_t *l) {                                      \
     if (!l) return EINVAL;                                                          \
-    l->bias.rbias = 0;                                                              \
-    l->bias.revoke_pending = 0;                                                     \
-    l->bias.backoff = 0;                                                            \
-    l->bias.inhibit_until = 0;                                                      \
+    rm_bravo_bias_init(&l->bias);                                                   \
     int e = rm_bravo2d_table_private_init(&l->table, (SLOTS), 0, 0);                \
     if (e) return e;                                                                \
     e = UPFX##_init(&l->under);                                                     \
