@@ -62,7 +62,7 @@
     if (RM_UNLIKELY(P##_write_lock((T *)l) != 0)) abort();                    \
   }                                                                             \
   static inline __attribute__((always_inline)) void ID##_wu(void *l) { P##_write_unlock((T *)l); } \
-  static inline __attribute__((always_inline)) void ID##_rla(void *l, rm_token_t *t) { ID##_rl(l, t); }
+  static inline __attribute__((always_inline, unused)) void ID##_rla(void *l, rm_token_t *t) { ID##_rl(l, t); }
 
 ADAPT_PLAIN(ba, rm_ba_t, rm_ba)
 ADAPT_TOKEN(bravo_ba, rm_bravo_ba_t, rm_bravo_ba)
