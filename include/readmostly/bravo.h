@@ -717,20 +717,24 @@ RM_API bool rm_bravo_release_foreign(struct rm_bravo_bias *b, struct rm_bravo_ta
   }
 
 #define RM_BRAVO_DEFINE(NAME, UTYPE, UPFX)                                          \
+  RM_BRAVO_DEFINE_K(NAME, UTYPE, UPFX, RM_BRAVO_GLOBAL_TABLE, rm_bravo)
+/* The lock type, _init, _destroy and the operations over table TABLE with
+ * fast-path family K (as RM_BRAVO_DEFINE_CORE_K; readmostly/bravo2d.h). */
+#define RM_BRAVO_DEFINE_K(NAME, UTYPE, UPFX, TABLE, K)                              \
   typedef struct NAME {                                                             \
     struct rm_bravo_bias bias;                                                      \
     UTYPE under;                                                                    \
   } NAME##_t;                                                                       \
-  RM_GEN_INLINE int NAME##_init(NAME##_t *l) {                                          \
+  RM_GEN_INLINE int NAME##_init(NAME##_t *l) {                                      \
     if (!l) return EINVAL;                                                          \
     rm_bravo_bias_init(&l->bias);                                                   \
     return UPFX##_init(&l->under);                                                  \
   }                                                                                 \
-  RM_GEN_INLINE int NAME##_destroy(NAME##_t *l) {                                       \
+  RM_GEN_INLINE int NAME##_destroy(NAME##_t *l) {                                   \
     if (!l) return EINVAL;                                                          \
     return UPFX##_destroy(&l->under);                                               \
   }                                                                                 \
-  RM_BRAVO_DEFINE_CORE(NAME, UTYPE, UPFX, RM_BRAVO_GLOBAL_TABLE)
+  RM_BRAVO_DEFINE_CORE_K(NAME, UTYPE, UPFX, TABLE, K)
 
 #define RM_BRAVO_DEFINE_TIMED(NAME, UTYPE, UPFX)                                    \
   RM_BRAVO_DEFINE(NAME, UTYPE, UPFX)                                                \
@@ -742,28 +746,32 @@ RM_API bool rm_bravo_release_foreign(struct rm_bravo_bias *b, struct rm_bravo_ta
  * allocates (ENOMEM), _destroy frees. */
 #define RM_BRAVO_PRIVATE_TABLE(l) (&(l)->table)
 #define RM_BRAVO_DEFINE_PRIVATE(NAME, UTYPE, UPFX, SLOTS)                           \
+  RM_BRAVO_DEFINE_PRIVATE_K(NAME, UTYPE, UPFX, SLOTS, rm_bravo_table_private_init, rm_bravo)
+/* As RM_BRAVO_DEFINE_PRIVATE, the table made by TINIT(table, SLOTS), with
+ * fast-path family K. */
+#define RM_BRAVO_DEFINE_PRIVATE_K(NAME, UTYPE, UPFX, SLOTS, TINIT, K)               \
   typedef struct NAME {                                                             \
     struct rm_bravo_bias bias;                                                      \
     UTYPE under;                                                                    \
     struct rm_bravo_table table;                                                    \
   } NAME##_t;                                                                       \
-  RM_GEN_INLINE int NAME##_init(NAME##_t *l) {                                          \
+  RM_GEN_INLINE int NAME##_init(NAME##_t *l) {                                      \
     if (!l) return EINVAL;                                                          \
     rm_bravo_bias_init(&l->bias);                                                   \
-    int e = rm_bravo_table_private_init(&l->table, (SLOTS));                        \
+    int e = TINIT(&l->table, (SLOTS));                                              \
     if (e) return e;                                                                \
     e = UPFX##_init(&l->under);                                                     \
     if (e) rm_bravo_table_private_destroy(&l->table);                               \
     return e;                                                                       \
   }                                                                                 \
-  RM_GEN_INLINE int NAME##_destroy(NAME##_t *l) {                                       \
+  RM_GEN_INLINE int NAME##_destroy(NAME##_t *l) {                                   \
     if (!l) return EINVAL;                                                          \
     int e = UPFX##_destroy(&l->under);                                              \
     if (e) return e;                                                                \
     rm_bravo_table_private_destroy(&l->table);                                      \
     return 0;                                                                       \
   }                                                                                 \
-  RM_BRAVO_DEFINE_CORE(NAME, UTYPE, UPFX, RM_BRAVO_PRIVATE_TABLE)
+  RM_BRAVO_DEFINE_CORE_K(NAME, UTYPE, UPFX, RM_BRAVO_PRIVATE_TABLE, K)
 
 #ifdef __cplusplus
 }

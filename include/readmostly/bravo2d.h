@@ -239,50 +239,21 @@ RM_INLINE int rm_bravo2d_read_unlock_fast(struct rm_bravo_bias *b, rm_token_t to
 #define RM_BRAVO2D_TABLE(l) (&rm_bravo2d_table)
 
 #define RM_BRAVO2D_DEFINE(NAME, UTYPE, UPFX)                                        \
-  typedef struct NAME {                                                             \
-    struct rm_bravo_bias bias;                                                      \
-    UTYPE under;                                                                    \
-  } NAME##_t;                                                                       \
-  RM_GEN_INLINE int NAME##_init(NAME##_t *l) {                                      \
-    if (!l) return EINVAL;                                                          \
-    rm_bravo_bias_init(&l->bias);                                                   \
-    return UPFX##_init(&l->under);                                                  \
-  }                                                                                 \
-  RM_GEN_INLINE int NAME##_destroy(NAME##_t *l) {                                   \
-    if (!l) return EINVAL;                                                          \
-    return UPFX##_destroy(&l->under);                                               \
-  }                                                                                 \
-  RM_BRAVO_DEFINE_CORE_K(NAME, UTYPE, UPFX, RM_BRAVO2D_TABLE, rm_bravo2d)
+  RM_BRAVO_DEFINE_K(NAME, UTYPE, UPFX, RM_BRAVO2D_TABLE, rm_bravo2d)
 
 #define RM_BRAVO2D_DEFINE_TIMED(NAME, UTYPE, UPFX)                                  \
   RM_BRAVO2D_DEFINE(NAME, UTYPE, UPFX)                                              \
   RM_BRAVO_DEFINE_TIMED_PART_K(NAME, UTYPE, UPFX, RM_BRAVO2D_TABLE, rm_bravo2d)
 
-/* BRAVO-2D with a private table of SLOTS slots per lock (benchmarks).  No
- * static initializer: _init allocates (ENOMEM), _destroy frees. */
+/* BRAVO-2D with a private table of SLOTS slots per lock (benchmarks), with
+ * the default geometry.  No static initializer: _init allocates (ENOMEM),
+ * _destroy frees. */
+RM_INLINE int rm_bravo2d_table_private_init_default(struct rm_bravo_table *t, size_t slots) {
+  return rm_bravo2d_table_private_init(t, slots, 0, 0);
+}
 #define RM_BRAVO2D_DEFINE_PRIVATE(NAME, UTYPE, UPFX, SLOTS)                         \
-  typedef struct NAME {                                                             \
-    struct rm_bravo_bias bias;                                                      \
-    UTYPE under;                                                                    \
-    struct rm_bravo_table table;                                                    \
-  } NAME##_t;                                                                       \
-  RM_GEN_INLINE int NAME##_init(NAME##_t *l) {                                      \
-    if (!l) return EINVAL;                                                          \
-    rm_bravo_bias_init(&l->bias);                                                   \
-    int e = rm_bravo2d_table_private_init(&l->table, (SLOTS), 0, 0);                \
-    if (e) return e;                                                                \
-    e = UPFX##_init(&l->under);                                                     \
-    if (e) rm_bravo_table_private_destroy(&l->table);                               \
-    return e;                                                                       \
-  }                                                                                 \
-  RM_GEN_INLINE int NAME##_destroy(NAME##_t *l) {                                   \
-    if (!l) return EINVAL;                                                          \
-    int e = UPFX##_destroy(&l->under);                                              \
-    if (e) return e;                                                                \
-    rm_bravo_table_private_destroy(&l->table);                                      \
-    return 0;                                                                       \
-  }                                                                                 \
-  RM_BRAVO_DEFINE_CORE_K(NAME, UTYPE, UPFX, RM_BRAVO_PRIVATE_TABLE, rm_bravo2d)
+  RM_BRAVO_DEFINE_PRIVATE_K(NAME, UTYPE, UPFX, SLOTS,                             \
+                            rm_bravo2d_table_private_init_default, rm_bravo2d)
 
 #ifdef __cplusplus
 }

@@ -16,6 +16,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,6 +118,15 @@ static inline struct timespec test_deadline_ms(clockid_t clk, long ms) {
     ts.tv_nsec -= 1000000000L;
   }
   return ts;
+}
+
+/* A cheap per-thread pseudo-random sequence (xorshift32; *s must not be 0). */
+static inline uint32_t test_xorshift32(uint32_t *s) {
+  uint32_t x = *s;
+  x ^= x << 13;
+  x ^= x >> 17;
+  x ^= x << 5;
+  return *s = x;
 }
 
 static inline void test_sleep_ms(long ms) {

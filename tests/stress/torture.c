@@ -110,14 +110,6 @@ static void fail(const char *what, int li, uint64_t a, uint64_t b) {
   exit(1);
 }
 
-static uint32_t xorshift(uint32_t *s) {
-  uint32_t x = *s;
-  x ^= x << 13;
-  x ^= x >> 17;
-  x ^= x << 5;
-  return *s = x;
-}
-
 static void spin(uint32_t n) {
   for (volatile uint32_t i = 0; i < n; i++) {
   }
@@ -135,10 +127,10 @@ static void reader(void *arg, int idx) {
   CHECK(last != NULL);
   uint64_t reads = 0, busy = 0, tmo = 0, moves = 0;
   while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
-    int li = (int)(xorshift(&seed) % (uint32_t)nlocks);
+    int li = (int)(test_xorshift32(&seed) % (uint32_t)nlocks);
     struct lockslot *s = &locks[li];
     rm_token_t tok = 0;
-    uint32_t r = xorshift(&seed) % 100u;
+    uint32_t r = test_xorshift32(&seed) % 100u;
     int e;
     if (r < 10) {
       e = ops->read_trylock(s->lock, &tok);
@@ -161,23 +153,23 @@ static void reader(void *arg, int idx) {
     if (s->rec.check != (v ^ MAGIC)) fail("bad check word", li, v, s->rec.check);
     if (v < last[li]) fail("version went backwards", li, last[li], v);
     last[li] = v;
-    if (recursive && xorshift(&seed) % 8u == 0) {
+    if (recursive && test_xorshift32(&seed) % 8u == 0) {
       rm_token_t tok2 = 0;
-      e = (xorshift(&seed) & 1u) ? ops->read_trylock(s->lock, &tok2)
+      e = (test_xorshift32(&seed) & 1u) ? ops->read_trylock(s->lock, &tok2)
                                  : ops->read_lock(s->lock, &tok2);
       if (e != 0) fail("recursive read lock error", li, (uint64_t)e, 0);
-      spin(xorshift(&seed) % 16u);
+      spin(test_xorshift32(&seed) % 16u);
       if (s->rec.w[0] != v || s->rec.check != (v ^ MAGIC))
         fail("record changed under a recursive hold", li, v, s->rec.w[0]);
       e = ops->read_unlock(s->lock, tok2);
       if (e != 0) fail("recursive read unlock error", li, (uint64_t)e, 0);
     }
-    if (migrate && xorshift(&seed) % 16u == 0) {
-      move_thread(xorshift(&seed)); /* migrated inside */
+    if (migrate && test_xorshift32(&seed) % 16u == 0) {
+      move_thread(test_xorshift32(&seed)); /* migrated inside */
       moves++;
     }
-    if (xorshift(&seed) % 4096u == 0) test_sleep_ms(1); /* preempted inside */
-    else spin(xorshift(&seed) % 64u);
+    if (test_xorshift32(&seed) % 4096u == 0) test_sleep_ms(1); /* preempted inside */
+    else spin(test_xorshift32(&seed) % 64u);
     __atomic_sub_fetch(&s->rec.occupancy, 1u, __ATOMIC_ACQ_REL);
     e = ops->read_unlock(s->lock, tok);
     if (e != 0) fail("read unlock error", li, (uint64_t)e, 0);
@@ -195,9 +187,9 @@ static void writer(void *arg, int idx) {
   uint32_t seed = 0x85EBCA6Bu * (uint32_t)(idx + 7);
   uint64_t writes = 0, busy = 0, tmo = 0;
   while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
-    int li = (int)(xorshift(&seed) % (uint32_t)nlocks);
+    int li = (int)(test_xorshift32(&seed) % (uint32_t)nlocks);
     struct lockslot *s = &locks[li];
-    uint32_t r = xorshift(&seed) % 100u;
+    uint32_t r = test_xorshift32(&seed) % 100u;
     int e;
     if (r < 10) {
       e = ops->write_trylock(s->lock);
@@ -218,7 +210,7 @@ static void writer(void *arg, int idx) {
     uint64_t v = s->rec.w[0];
     for (int k = 0; k < WORDS; k++) s->rec.w[k] = SENTINEL;
     s->rec.check = SENTINEL;
-    spin(xorshift(&seed) % 32u);
+    spin(test_xorshift32(&seed) % 32u);
     for (int k = 0; k < WORDS; k++) s->rec.w[k] = v + 1;
     s->rec.check = (v + 1) ^ MAGIC;
     __atomic_store_n(&s->rec.writes, __atomic_load_n(&s->rec.writes, __ATOMIC_RELAXED) + 1,
@@ -228,8 +220,8 @@ static void writer(void *arg, int idx) {
     if (e != 0) fail("write unlock error", li, (uint64_t)e, 0);
     writes++;
     /* Leave readers room to re-bias the lock between writes. */
-    spin(200 + xorshift(&seed) % 2000u);
-    if (xorshift(&seed) % 64u == 0) sched_yield();
+    spin(200 + test_xorshift32(&seed) % 2000u);
+    if (test_xorshift32(&seed) % 64u == 0) sched_yield();
   }
   __atomic_fetch_add(&total_writes, writes, __ATOMIC_RELAXED);
   __atomic_fetch_add(&total_busy, busy, __ATOMIC_RELAXED);

@@ -11,14 +11,6 @@
 
 static const char *const names[] = {"auto", "plain", "sse2", "avx2"};
 
-static uint32_t rnd(uint32_t *s) {
-  uint32_t x = *s;
-  x ^= x << 13;
-  x ^= x >> 17;
-  x ^= x << 5;
-  return *s = x;
-}
-
 static void check_method(int m) {
   static const size_t sizes[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 4096};
   uint32_t seed = 12345u + (uint32_t)m;
@@ -28,14 +20,14 @@ static void check_method(int m) {
     CHECK(t != NULL);
     for (int round = 0; round < 50; round++) {
       memset(t, 0, n * sizeof *t);
-      int k = (int)(rnd(&seed) % 5u);
+      int k = (int)(test_xorshift32(&seed) % 5u);
       for (int j = 0; j < k; j++) {
-        uintptr_t v = (uintptr_t)0x7f0000001000ull + (uintptr_t)(rnd(&seed) % 64u) * 128u;
+        uintptr_t v = (uintptr_t)0x7f0000001000ull + (uintptr_t)(test_xorshift32(&seed) % 64u) * 128u;
         if (j == 1) v |= RM_BRAVO_SLOT_NEST_ONE;
         if (j == 2) v |= RM_BRAVO_SLOT_RELEASED;
-        t[rnd(&seed) % n] = v;
+        t[test_xorshift32(&seed) % n] = v;
       }
-      size_t from = round % 3 == 0 ? (size_t)(rnd(&seed) % n) : 0;
+      size_t from = round % 3 == 0 ? (size_t)(test_xorshift32(&seed) % n) : 0;
       size_t expect = from, got = from;
       for (;;) {
         while (expect < n && t[expect] == 0) expect++;
