@@ -205,7 +205,12 @@ RM_INLINE int rm_bravo2d_read_fast(struct rm_bravo_bias *b, struct rm_bravo_tabl
   }
   /* A writer revoked between R0 and R2: back out (we never held the lock).
    * Release, as R3: a writer that sees the slot empty must not see it
-   * empty "before" our CAS. */
+   * empty "before" our CAS.  A plain store, not a CAS from b: between our
+   * CAS and here no other thread writes this slot (readers CAS it only
+   * from 0, writers only read it, and the fork handler's mark runs in a
+   * child where this thread is inside fork(), not here); the preload's
+   * shared slots, which other threads' unlocks do mark, are not used by
+   * this table (models/bravo.pml, mutant backout_store). */
   rm_atomic_store_release(slot, (uintptr_t)0);
   return RM_BRAVO_SLOW_RACED;
 }
