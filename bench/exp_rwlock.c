@@ -911,8 +911,12 @@ static void *dyn_reader(void *a) {
   uint64_t n = 0;
   wait_go();
   while (!stopped()) {
+    /* hold distinct locks (a run from a random start): a second read
+     * lock of a lock read-held through BA would wait behind a waiting
+     * writer that waits for the first (BA is phase-fair). */
+    unsigned start = (unsigned)(prng(&c->seed) % DYN_POOL);
     for (unsigned i = 0; i < sh->hold; i++) {
-      idx[i] = (unsigned)(prng(&c->seed) % DYN_POOL);
+      idx[i] = (start + i * 7u) % DYN_POOL; /* 7 is prime to 64: distinct */
       if (rm_bravodyn_ba_read_lock(&sh->pool[idx[i]], &t[i]) != 0) abort();
     }
     for (unsigned i = sh->hold; i-- > 0;) rm_bravodyn_ba_read_unlock(&sh->pool[idx[i]], t[i]);
