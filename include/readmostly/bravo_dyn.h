@@ -90,7 +90,9 @@
  *   struct rm_bravo_dyn_attr {
  *     size_t slots;          initial slots (0: READMOSTLY_BRAVO_DYN_SLOTS,
  *                            else plain BRAVO's default size)
- *     size_t min_slots;      0: 64
+ *     size_t min_slots;      0: 1024 (near collisions, false sharing in
+ *                            one sector, are not counted: the floor
+ *                            keeps them rare)
  *     size_t max_slots;      0: 2^20
  *     int auto_resize;       1 (default, or READMOSTLY_BRAVO_DYN_AUTO=1/0):
  *                            the policy above; 0: only rm_bravo_dyn_resize()
