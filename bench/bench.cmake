@@ -67,6 +67,8 @@ set(RM_BENCH_SMOKE
   "cs_efficiency|--impl|prwlock,pthread,bravo-ba|--param|readers=0,1,3"
   "scan|--param|slots=4096,16384"
   "revoke_tail|--impl|bravo-ba,bravo2d-ba|--threads|1,3"
+  "revoke_tail:wm|--impl|bravowm-ba,bravowm-pthread|--threads|1|--param|writers=2"
+  "dyn_table|--threads|1,3|--param|slots=16,0"
   "revocation|--impl|bravo-ba,bravo2d-ba,bravo-pthread,bravo2d-pthread|--param|slots=4096,16384"
   "writer_freq|--impl|prwlock,pthread,rcu,rcu-fence,urcu-memb,urcu-qsbr|--threads|1,3|--param|delay_us=10"
   "sleepers|--impl|prwlock,pthread|--threads|3|--param|sleepy=0,1"

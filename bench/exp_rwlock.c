@@ -34,7 +34,20 @@
  *                 revokes).  Metrics read_p99_ns, read_p999_ns,
  *                 read_p9999_ns, read_max_ns (log-linear
  *                 histogram, 1/8-octave buckets: the upper bound of the
- *                 bucket), revocations_per_sec.
+ *                 bucket), revocations_per_sec; and over the reads that
+ *                 met a write (began or ended with a writer inside its
+ *                 write lock call, or saw one begin): read_during_p50_ns,
+ *                 _p99_ns, _p999_ns, _max_ns, reads_during_writes.  Also
+ *                 bravowm-ba / bravowm-pthread (the writer-mutex variant,
+ *                 readmostly/bravo_wm.h) and bravo-pthread.  --param
+ *                 writers=W: W writer threads.
+ *   dyn_table     BRAVO over the resizable table (readmostly/bravo_dyn.h),
+ *                 whatever --impl says: T readers each hold --param hold=8
+ *                 locks of a pool of 64 at once, a writer revokes every
+ *                 --param period_us=1000; per table size --param
+ *                 slots=16,...,0 (0: start at 16 with the sizing policy
+ *                 on): reads_per_sec, collision_share, fast_read_share,
+ *                 ns_per_revocation, final_slots, grows, shrinks.
  *   revocation    BRAVO only (bravo-ba, bravo2d-ba, bravo-pthread,
  *                 bravo2d-pthread): one thread reads (a slow read, which
  *                 turns the bias on: N = 0) then writes (which revokes), so
@@ -58,6 +71,7 @@
 
 #include <readmostly/bravo.h>
 #include <readmostly/bravo2d.h>
+#include <readmostly/bravo_dyn.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -360,19 +374,40 @@ static double tail_bucket_top(unsigned b) {
   unsigned lg = (b + 16u) / 8u, frac = (b + 16u) % 8u;
   return (double)(1ull << lg) * (1.0 + (double)(frac + 1) / 8.0);
 }
+/* Where readers learn that a write is under way: writers inside their
+ * write lock call (revocation included) up to their unlock, and how many
+ * writes began.  A read that began or ended with a writer inside, or
+ * during which a write began, is a read "during a write"; its own
+ * histogram (metrics read_during_*) shows what a revocation does to the
+ * readers it meets, which the all-reads quantiles dilute. */
+static struct tail_writes {
+  uint32_t inside;
+  uint32_t begun;
+} __attribute__((aligned(128))) tail_w;
 AI void *tail_reader_body(struct tctx *c, rl_fn rl, ru_fn ru) {
-  struct tail_hist *h = (struct tail_hist *)calloc(1, sizeof *h);
+  struct tail_hist *h = (struct tail_hist *)calloc(2, sizeof *h);
   if (!h) bench_fatal("out of memory");
   void *l = c->lock;
   uint64_t n = 0;
   wait_go();
   while (!stopped()) {
     rm_token_t t;
+    /* Relaxed loads kept in place by compiler barriers (rdtsc is an asm
+     * statement without a memory clobber): a classification, not a
+     * synchronisation. */
+    uint32_t i0 = __atomic_load_n(&tail_w.inside, __ATOMIC_RELAXED);
+    uint32_t b0 = __atomic_load_n(&tail_w.begun, __ATOMIC_RELAXED);
+    rm_compiler_barrier();
     uint64_t t0 = rm_ticks();
     rl(l, &t);
     ru(l, t);
     uint64_t t1 = rm_ticks();
-    h->n[tail_bucket(rm_ticks_to_ns(t1 - t0))]++;
+    rm_compiler_barrier();
+    uint32_t i1 = __atomic_load_n(&tail_w.inside, __ATOMIC_RELAXED);
+    uint32_t b1 = __atomic_load_n(&tail_w.begun, __ATOMIC_RELAXED);
+    unsigned b = tail_bucket(rm_ticks_to_ns(t1 - t0));
+    h[0].n[b]++;
+    if ((i0 | i1) != 0 || b0 != b1) h[1].n[b]++;
     n++;
   }
   c->count = n;
@@ -386,8 +421,11 @@ AI void *tail_writer_body(struct tctx *c, wl_fn wl, wl_fn wu) {
   wait_go();
   while (!stopped()) {
     nanosleep(&d, NULL);
+    __atomic_fetch_add(&tail_w.begun, 1u, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&tail_w.inside, 1u, __ATOMIC_RELAXED);
     wl(l);
     wu(l);
+    __atomic_fetch_sub(&tail_w.inside, 1u, __ATOMIC_RELAXED);
     n++;
   }
   c->count = n;
@@ -405,7 +443,10 @@ static inline void l1_wl(void *l) {
 #define TAIL_LOCKS(X)                                              \
   X(bravo_ba, "bravo-ba", bravo_ba_wl, rm_bravo_ba_t)              \
   X(bravo2d_ba, "bravo2d-ba", bravo2d_ba_wl, rm_bravo2d_ba_t)      \
-  X(bravo_ba, "bravo-ba-listing1", l1_wl, rm_bravo_ba_t)
+  X(bravo_ba, "bravo-ba-listing1", l1_wl, rm_bravo_ba_t)          \
+  X(bravowm_ba, "bravowm-ba", bravowm_ba_wl, rm_bravowm_ba_t)      \
+  X(bravo_pthread, "bravo-pthread", bravo_pthread_wl, rm_bravo_pthread_t) \
+  X(bravowm_pthread, "bravowm-pthread", bravowm_pthread_wl, rm_bravowm_pthread_t)
 struct tail_lock {
   const char *name;
   size_t size;
@@ -775,11 +816,16 @@ static void exp_revocation(const struct bench_exp *e) {
 static void exp_revoke_tail(const struct bench_exp *e) {
   (void)e;
   uint64_t period = bench_param_uint("period_us");
+  int nw = (int)bench_param_uint("writers");
   unsigned n_saved = rm_bravo_inhibit_multiplier();
   char par[64];
-  snprintf(par, sizeof par, "period_us=%llu", (unsigned long long)period);
+  /* The writers appear in the parameter column only when not 1, so rows
+   * of one writer read as before. */
+  if (nw == 1) snprintf(par, sizeof par, "period_us=%llu", (unsigned long long)period);
+  else snprintf(par, sizeof par, "period_us=%llu;writers=%d", (unsigned long long)period, nw);
   for (int ti = 0; ti < O.nthreads; ti++) {
-    int nr = O.threads[ti], n = nr + 1;
+    int nr = O.threads[ti], n = nr + nw;
+    if (n > MAXLIST * 4) bench_fatal("revoke_tail: too many threads");
     for (int rep = 1; rep <= O.reps; rep++)
       for (int i = 0; i < O.nimpl; i++)
         for (size_t j = 0; j < sizeof tail_locks / sizeof tail_locks[0]; j++) {
@@ -794,41 +840,177 @@ static void exp_revoke_tail(const struct bench_exp *e) {
           rm_bravo_set_inhibit_multiplier(0);
           struct tctx *c = ctx_new(n, l);
           bench_thread_fn fns[MAXLIST * 4];
-          fns[0] = tl->writer;
-          c[0].arg = period * 1000u;
-          for (int k = 1; k < n; k++) fns[k] = tl->reader;
+          for (int k = 0; k < nw; k++) {
+            fns[k] = tl->writer;
+            c[k].arg = period * 1000u;
+          }
+          for (int k = nw; k < n; k++) fns[k] = tl->reader;
           double secs = bench_run(n, c, fns);
-          struct tail_hist all;
-          memset(&all, 0, sizeof all);
-          uint64_t total = 0;
-          for (int k = 1; k < n; k++) {
+          struct tail_hist all[2];
+          memset(all, 0, sizeof all);
+          uint64_t total[2] = {0, 0}, writes = 0;
+          for (int k = 0; k < nw; k++) writes += c[k].count;
+          for (int k = nw; k < n; k++) {
             struct tail_hist *h = (struct tail_hist *)c[k].shared;
-            for (unsigned b = 0; b < TAIL_BUCKETS; b++) all.n[b] += h->n[b];
-            total += c[k].count;
+            for (int a = 0; a < 2; a++)
+              for (unsigned b = 0; b < TAIL_BUCKETS; b++) {
+                all[a].n[b] += h[a].n[b];
+                total[a] += h[a].n[b];
+              }
             free(h);
           }
           /* A revocation every 100 us touches few of ~10^7 reads a
-           * second: the tail beyond p99 is where it shows. */
-          static const double qs[] = {0.99, 0.999, 0.9999};
-          static const char *const qn[] = {"read_p99_ns", "read_p999_ns", "read_p9999_ns"};
-          double qv[3] = {0, 0, 0}, mx = 0;
-          uint64_t seen = 0;
-          for (unsigned b = 0; b < TAIL_BUCKETS; b++) {
-            if (!all.n[b]) continue;
-            seen += all.n[b];
-            for (int q = 0; q < 3; q++)
-              if (qv[q] == 0 && (double)seen >= qs[q] * (double)total) qv[q] = tail_bucket_top(b);
-            mx = tail_bucket_top(b);
+           * second: the tail beyond p99 is where it shows, or the reads
+           * that met a write (a = 1). */
+          static const double qs[] = {0.5, 0.99, 0.999, 0.9999};
+          static const char *const qn[2][4] = {
+              {NULL, "read_p99_ns", "read_p999_ns", "read_p9999_ns"},
+              {"read_during_p50_ns", "read_during_p99_ns", "read_during_p999_ns", NULL}};
+          static const char *const mxn[2] = {"read_max_ns", "read_during_max_ns"};
+          for (int a = 0; a < 2; a++) {
+            double qv[4] = {0, 0, 0, 0}, mx = 0;
+            uint64_t seen = 0;
+            for (unsigned b = 0; b < TAIL_BUCKETS; b++) {
+              if (!all[a].n[b]) continue;
+              seen += all[a].n[b];
+              for (int q = 0; q < 4; q++)
+                if (qv[q] == 0 && (double)seen >= qs[q] * (double)total[a]) qv[q] = tail_bucket_top(b);
+              mx = tail_bucket_top(b);
+            }
+            if (!total[a]) continue;
+            for (int q = 0; q < 4; q++)
+              if (qn[a][q]) emit(tl->name, nr, par, rep, qn[a][q], qv[q], "ns");
+            emit(tl->name, nr, par, rep, mxn[a], mx, "ns");
           }
-          for (int q = 0; q < 3; q++) emit(tl->name, nr, par, rep, qn[q], qv[q], "ns");
-          emit(tl->name, nr, par, rep, "read_max_ns", mx, "ns");
-          emit(tl->name, nr, par, rep, "revocations_per_sec", (double)c[0].count / secs, "ops/s");
+          emit(tl->name, nr, par, rep, "reads_during_writes", (double)total[1], "reads");
+          emit(tl->name, nr, par, rep, "revocations_per_sec", (double)writes / secs, "ops/s");
           rm_bravo_set_inhibit_multiplier(n_saved);
           free(c);
           tl->fini(l);
           free(l);
         }
   }
+}
+
+/* dyn_table: the resizable table (readmostly/bravo_dyn.h).  T readers each
+ * read-lock `hold` random locks of a pool of 64 BRAVO-dyn BA locks at once
+ * and release them; one writer writes a random pool lock every period_us
+ * (N = 0, so every write revokes: a scan of the live tables).  Each value
+ * of `slots` is a fixed table size (the policy off); "0" starts at 16
+ * slots with the policy on and reports where it settles. */
+#define DYN_POOL 64
+struct dyn_shared {
+  rm_bravodyn_ba_t *pool;
+  unsigned hold;
+};
+static void *dyn_reader(void *a) {
+  struct tctx *c = (struct tctx *)a;
+  struct dyn_shared *sh = (struct dyn_shared *)c->shared;
+  rm_token_t t[64];
+  unsigned idx[64];
+  uint64_t n = 0;
+  wait_go();
+  while (!stopped()) {
+    /* hold distinct locks (a run from a random start): a second read
+     * lock of a lock read-held through BA would wait behind a waiting
+     * writer that waits for the first (BA is phase-fair). */
+    unsigned start = (unsigned)(prng(&c->seed) % DYN_POOL);
+    for (unsigned i = 0; i < sh->hold; i++) {
+      idx[i] = (start + i * 7u) % DYN_POOL; /* 7 is prime to 64: distinct */
+      if (rm_bravodyn_ba_read_lock(&sh->pool[idx[i]], &t[i]) != 0) abort();
+    }
+    for (unsigned i = sh->hold; i-- > 0;) rm_bravodyn_ba_read_unlock(&sh->pool[idx[i]], t[i]);
+    n += sh->hold;
+  }
+  c->count = n;
+  return NULL;
+}
+static void *dyn_writer(void *a) {
+  struct tctx *c = (struct tctx *)a;
+  struct dyn_shared *sh = (struct dyn_shared *)c->shared;
+  struct timespec d = {0, (long)c->arg};
+  uint64_t n = 0;
+  wait_go();
+  while (!stopped()) {
+    nanosleep(&d, NULL);
+    rm_bravodyn_ba_t *l = &sh->pool[prng(&c->seed) % DYN_POOL];
+    if (rm_bravodyn_ba_write_lock(l) != 0) abort();
+    rm_bravodyn_ba_write_unlock(l);
+    n++;
+  }
+  c->count = n;
+  return NULL;
+}
+static void exp_dyn_table(const struct bench_exp *e) {
+  (void)e;
+  uint64_t sl[MAXLIST];
+  int nsl = bench_param_uints("slots", sl, MAXLIST);
+  unsigned hold = (unsigned)bench_param_uint("hold");
+  uint64_t period = bench_param_uint("period_us");
+  struct rm_bravo_dyn_attr a;
+  rm_bravo_dyn_attr_init(&a);
+  a.slots = 16;
+  a.min_slots = 16;
+  a.max_slots = (size_t)1 << 16;
+  a.auto_resize = 0;
+  int ce = rm_bravo_dyn_configure(&a);
+  if (ce != 0 && ce != EBUSY) bench_fatal("rm_bravo_dyn_configure: %d", ce);
+  unsigned n_saved = rm_bravo_inhibit_multiplier();
+  bool was_on = rm_atomic_load_relaxed(&rm_bravo_table.stats_on) != 0;
+  rm_bravo_stats_enable(true);
+  struct dyn_shared sh = {NULL, hold};
+  sh.pool = (rm_bravodyn_ba_t *)aligned_alloc(128, sizeof(rm_bravodyn_ba_t) * DYN_POOL);
+  if (!sh.pool) bench_fatal("out of memory");
+  for (int ti = 0; ti < O.nthreads; ti++) {
+    int nr = O.threads[ti], n = nr + 1;
+    for (int si = 0; si < nsl; si++) {
+      bool autosz = sl[si] == 0;
+      char par[96];
+      snprintf(par, sizeof par, "slots=%s%llu;hold=%u", autosz ? "auto:" : "",
+               (unsigned long long)(autosz ? 16 : sl[si]), hold);
+      for (int rep = 1; rep <= O.reps; rep++) {
+        for (int k = 0; k < DYN_POOL; k++) rm_bravodyn_ba_init(&sh.pool[k]);
+        int re;
+        for (int w = 0; (re = rm_bravo_dyn_resize(autosz ? 16 : (size_t)sl[si])) == EBUSY && w < 1000; w++)
+          rm_sleep_ns(1000000);
+        if (re) bench_fatal("rm_bravo_dyn_resize(%llu): %d", (unsigned long long)sl[si], re);
+        struct rm_bravo_dyn_info d0;
+        rm_bravo_dyn_get(&d0);
+        rm_bravo_dyn_set_auto(autosz);
+        rm_bravo_set_inhibit_multiplier(0);
+        rm_bravo_stats_reset();
+        struct tctx *c = ctx_new(n, NULL);
+        bench_thread_fn fns[MAXLIST * 4];
+        fns[0] = dyn_writer;
+        c[0].arg = period * 1000u;
+        c[0].shared = &sh;
+        for (int k = 1; k < n; k++) {
+          fns[k] = dyn_reader;
+          c[k].shared = &sh;
+        }
+        double secs = bench_run(n, c, fns);
+        rm_bravo_dyn_set_auto(false);
+        rm_bravo_set_inhibit_multiplier(n_saved);
+        struct rm_bravo_stats st;
+        rm_bravo_stats_get(&st);
+        struct rm_bravo_dyn_info d1;
+        rm_bravo_dyn_get(&d1);
+        double reads = (double)(st.fast_reads + st.slow_bias_off + st.slow_collision + st.slow_raced);
+        emit("bravodyn-ba", nr, par, rep, "reads_per_sec", (double)ctx_sum(c, 1, n) / secs, "ops/s");
+        emit("bravodyn-ba", nr, par, rep, "collision_share", reads > 0 ? (double)st.slow_collision / reads : 0, "1");
+        emit("bravodyn-ba", nr, par, rep, "fast_read_share", reads > 0 ? (double)st.fast_reads / reads : 0, "1");
+        if (st.revocations)
+          emit("bravodyn-ba", nr, par, rep, "ns_per_revocation", (double)st.revoke_ns / (double)st.revocations, "ns");
+        emit("bravodyn-ba", nr, par, rep, "final_slots", (double)d1.slots, "slots");
+        emit("bravodyn-ba", nr, par, rep, "grows", (double)(d1.grows - d0.grows), "1");
+        emit("bravodyn-ba", nr, par, rep, "shrinks", (double)(d1.shrinks - d0.shrinks), "1");
+        free(c);
+        for (int k = 0; k < DYN_POOL; k++) rm_bravodyn_ba_destroy(&sh.pool[k]);
+      }
+    }
+  }
+  free(sh.pool);
+  rm_bravo_stats_enable(was_on);
 }
 
 static void exp_scan(const struct bench_exp *e) {
@@ -897,6 +1079,13 @@ static const struct bench_param p_revocation[] = {
 
 static const struct bench_param p_revoke_tail[] = {
     {"period_us", BENCH_P_UINT, "100", 1, 1000000, NULL, "microseconds between writes"},
+    {"writers", BENCH_P_UINT, "1", 1, 8, NULL, "writer threads, each writing every period_us"},
+    BENCH_PARAM_END};
+static const struct bench_param p_dyn_table[] = {
+    {"slots", BENCH_P_UINTS, "16,64,256,1024,4096,0", 0, 1u << 16, NULL,
+     "table sizes (policy off); 0: start at 16 with the sizing policy on"},
+    {"hold", BENCH_P_UINT, "8", 1, 64, NULL, "read locks each reader holds at once"},
+    {"period_us", BENCH_P_UINT, "1000", 1, 1000000, NULL, "microseconds between writes"},
     BENCH_PARAM_END};
 static const struct bench_param p_scan[] = {
     {"slots", BENCH_P_UINTS, "4096,16384,65536", 16, 1u << 24, NULL, "slots in the table"},
@@ -924,6 +1113,8 @@ static const struct bench_exp rwlock_exps[] = {
      LOCKS, BENCH_IMPL_READ_ONLY, "has no write lock", p_revocation, false, exp_revocation, 0},
     {"revoke_tail", "BRAVO: read p99/max while a writer revokes every period_us", LOCKS,
      BENCH_IMPL_READ_ONLY, "has no write lock", p_revoke_tail, true, exp_revoke_tail, 0},
+    {"dyn_table", "BRAVO's resizable table: collisions and revocation cost by size, and the policy",
+     LOCKS, 0, NULL, p_dyn_table, true, exp_dyn_table, 0},
     {"scan", "BRAVO's flat-table revocation scan alone (4 of N slots taken): ns per scan",
      LOCKS, 0, NULL, p_scan, false, exp_scan, 0},
 };

@@ -28,8 +28,11 @@
 #define _GNU_SOURCE
 #include <readmostly/bravo.h>
 #include <readmostly/bravo2d.h>
+#include <readmostly/bravo_dyn.h>
+#include <readmostly/bravo_wm.h>
 #include <readmostly/thread.h>
 
+#include "bravo_internal.h"
 #include "env.h"
 
 #include <errno.h>
@@ -95,6 +98,14 @@ static uintptr_t *map_table(size_t slots, size_t *bytes, int *huge) {
   *huge = 0;
   return (uintptr_t *)p;
 }
+
+uintptr_t *rm_bravo_map_slots(size_t slots) {
+  size_t bytes;
+  int huge;
+  return map_table(slots, &bytes, &huge);
+}
+
+size_t rm_bravo_default_slots(void) { return default_slots(); }
 
 /* Allocate the global table.  No lock: racing first callers each map a
  * table and one CAS decides (the losers unmap theirs), so a fork() in the
@@ -307,6 +318,7 @@ RM_API int rm_bravo2d_table_private_init(struct rm_bravo_table *t, size_t slots,
 RM_API int rm_bravo_table_init_table(struct rm_bravo_table *t) {
   if (t == &rm_bravo_table) return rm_bravo_table_init_slowpath();
   if (t == &rm_bravo2d_table) return t2d_init(NULL, false);
+  if (t == &rm_bravo_dyn_table) return rm_bravo_dyn_init();
   /* A private table is allocated by its lock's init. */
   return rm_atomic_load_acquire(&t->slots) ? 0 : ENOMEM;
 }
@@ -329,7 +341,7 @@ RM_API int rm_bravo_table_private_init(struct rm_bravo_table *t, size_t slots) {
   t->row_shift = 0; /* flat */
   t->row_mask = 0;
   t->probe2_xor = 0;
-  t->reserved = 0;
+  t->dynamic = 0;
   t->rseq_off = 0;
   t->stats_on = rm_bravo_table.stats_on;
   t->n = rm_bravo_table.n;
@@ -359,6 +371,7 @@ RM_API void rm_bravo_stats_enable(bool on) {
   if (on) rm_thread_self(); /* make sure the enabling thread has a record */
   rm_atomic_store_relaxed(&rm_bravo_table.stats_on, on ? 1u : 0u);
   rm_atomic_store_relaxed(&rm_bravo2d_table.stats_on, on ? 1u : 0u);
+  rm_atomic_store_relaxed(&rm_bravo_dyn_table.stats_on, on ? 1u : 0u);
 }
 
 RM_API void rm_bravo_stats_get(struct rm_bravo_stats *out) {
@@ -553,12 +566,27 @@ RM_API size_t rm_bravo_scan_nonzero(const uintptr_t *slots, size_t from, size_t 
   return scan_of(method)(slots, from, n);
 }
 
+/* Wait until no slot of slots[0..n) holds b: the flat scan. */
+int rm_bravo_scan_slots(struct rm_bravo_bias *b, uintptr_t *slots, size_t n, int mode, int clk,
+                        const struct timespec *abstime) {
+  /* Any method finds every nonzero slot (see above); changing it while a
+   * scan runs is harmless. */
+  scan_fn next = scan_of(rm_atomic_load_relaxed(&scan_method));
+  for (size_t i = next(slots, 0, n); i < n; i = next(slots, i + 1, n)) {
+    int e = wait_slot(&slots[i], b, mode, clk, abstime);
+    if (e) return e;
+  }
+  return 0;
+}
+
 /* Wait until no slot of t holds b.  A flat table: every slot.  A BRAVO-2D
  * table: the lock's column in every row (and the second probe's column),
  * the only slots a reader of b ever installs b in, whatever CPU it ran on
  * (bravo2d.h). */
 static int scan_table(struct rm_bravo_bias *b, struct rm_bravo_table *t, int mode, int clk,
                       const struct timespec *abstime) {
+  /* The resizable family scans its current and old tables (bravo_dyn.c). */
+  if (RM_UNLIKELY(rm_atomic_load_relaxed(&t->dynamic))) return rm_bravo_dyn_scan(b, mode, clk, abstime);
   /* Acquire, pairing with the table's publication (release of slots
    * after the geometry): the mask and rows we read belong to these slots. */
   uintptr_t *slots = rm_atomic_load_acquire(&t->slots);
@@ -576,15 +604,7 @@ static int scan_table(struct rm_bravo_bias *b, struct rm_bravo_table *t, int mod
     }
     return 0;
   }
-  uintptr_t n = rm_atomic_load_relaxed(&t->mask) + 1;
-  /* Any method finds every nonzero slot (see above); changing it while a
-   * scan runs is harmless. */
-  scan_fn next = scan_of(rm_atomic_load_relaxed(&scan_method));
-  for (size_t i = next(slots, 0, n); i < n; i = next(slots, i + 1, n)) {
-    int e = wait_slot(&slots[i], b, mode, clk, abstime);
-    if (e) return e;
-  }
-  return 0;
+  return rm_bravo_scan_slots(b, slots, rm_atomic_load_relaxed(&t->mask) + 1, mode, clk, abstime);
 }
 
 /* Primum non nocere: after a revocation that took [start, now), inhibit
@@ -671,6 +691,8 @@ RM_API int rm_bravo_revoke_unlocked(struct rm_bravo_bias *b, struct rm_bravo_tab
   rv->start = rm_ticks();
   int e = scan_table(b, t, mode, clk, abstime);
   rv->end = rm_ticks();
+  /* Holding no lock: the resizable table's policy may act now. */
+  if (RM_UNLIKELY(rm_atomic_load_relaxed(&t->dynamic))) rm_bravo_dyn_policy(rv->end);
   if (e) {
     /* Gave up: fast holds remain, revoke_pending stays set.  The inhibit
      * window is left as it was (we do not hold A); the pending flag alone
@@ -695,6 +717,45 @@ RM_API void rm_bravo_revoke_abandon(struct rm_bravo_bias *b) {
   /* The scan completed (see rm_bravo_revoke_finish), A could not be taken. */
   rm_atomic_store_release(&b->revoke_pending, (uint16_t)0);
   rm_bravo_count_out(b);
+}
+
+/* ---- the writer mutex of readmostly/bravo_wm.h ---------------------------- */
+
+RM_API int rm_bravo_wmutex_lock_slowpath(struct rm_bravo_wmutex *m, int clk,
+                                         const struct timespec *abstime) {
+  uintptr_t self = rm_thread_identity();
+  /* Our own identity in owner can only be our own store: a relock. */
+  if (rm_atomic_load_relaxed(&m->owner) == self) return EDEADLK;
+  /* Writers hold the mutex through a revocation and a critical section:
+   * spin a little, then park. */
+  for (unsigned i = 0; i < 128u; i++) {
+    uint32_t z = 0;
+    /* Acquire, as the fast path (pairs with the release in unlock). */
+    if (rm_atomic_load_relaxed(&m->word) == 0u &&
+        __atomic_compare_exchange_n(&m->word, &z, 1u, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+      goto got;
+    rm_cpu_relax();
+  }
+  /* 2: held and waited for, so the holder's unlock wakes someone.  A
+   * waiter that takes the mutex this way leaves 2 behind, which costs at
+   * most one needless wake-up.  Acquire: as above. */
+  while (__atomic_exchange_n(&m->word, 2u, __ATOMIC_ACQUIRE) != 0u) {
+    int e = rm_futex_wait(&m->word, 2u, abstime ? clk : CLOCK_MONOTONIC, abstime, false);
+    if (e == ETIMEDOUT || e == EINVAL) return e;
+  }
+got:
+  rm_atomic_store_relaxed(&m->owner, self);
+  return 0;
+}
+
+RM_API void rm_bravo_wmutex_wake(struct rm_bravo_wmutex *m) { rm_futex_wake(&m->word, 1, false); }
+
+RM_API RM_COLD void rm_bravo_wm_bad_unlock_abort(const void *lock) {
+  fprintf(stderr,
+          "readmostly: BRAVO write unlock of lock %p by a thread that does not hold its "
+          "write lock\n",
+          lock);
+  abort();
 }
 
 /* ---- slots released by another thread (bravo.h, point 2) ------------------ */
@@ -760,16 +821,15 @@ static bool probe_read(const void *p, void *out, size_t n) {
   return true;
 }
 
-static void bravo_fork_child(void) {
-  uintptr_t *slots = rm_bravo_table.slots;
-  if (!slots) return;
-  int saved = errno;
+/* The rule above over one flat table (the plain one, or a live table of
+ * the resizable family, whose CLOSED slots stay closed). */
+static void fork_clear_flat(uintptr_t *slots, uintptr_t mask) {
   uintptr_t self = rm_thread_identity();
-  for (uintptr_t i = 0; i <= rm_bravo_table.mask; i++) {
+  for (uintptr_t i = 0; i <= mask; i++) {
     uintptr_t v = slots[i], lk = RM_BRAVO_SLOT_LOCK(v);
-    if (!v) continue;
+    if (!v || v == RM_BRAVO_SLOT_CLOSED) continue;
     /* Our own slot (its hash names it) stays, whatever it holds. */
-    if ((rm_bravo_hash((const void *)lk, self) & rm_bravo_table.mask) == i) continue;
+    if ((rm_bravo_hash((const void *)lk, self) & mask) == i) continue;
     uint32_t word = 0;
     if (!(v & RM_BRAVO_SLOT_RELEASED) &&
         probe_read((const void *)(lk + offsetof(struct rm_bravo_bias, rbias)), &word,
@@ -778,6 +838,16 @@ static void bravo_fork_child(void) {
       continue;
     slots[i] = 0;
   }
+}
+
+static void bravo_fork_child(void) {
+  int saved = errno;
+  if (rm_bravo_table.slots) fork_clear_flat(rm_bravo_table.slots, rm_bravo_table.mask);
+  /* The resizable family (bravo_dyn.c): both live tables. */
+  rm_bravo_dyn_fork_reset();
+  struct rm_bravo_dtab *c = rm_bravo_dyn.cur, *o = rm_bravo_dyn.old;
+  if (c) fork_clear_flat(c->slots, c->mask);
+  if (o && o != c) fork_clear_flat(o->slots, o->mask);
   errno = saved;
 }
 

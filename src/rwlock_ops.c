@@ -5,6 +5,8 @@
  */
 #include <readmostly/ba.h>
 #include <readmostly/bravo_locks.h>
+#include <readmostly/bravo_dyn.h>
+#include <readmostly/bravo_wm.h>
 #include <readmostly/cohort.h>
 #include <readmostly/percpu.h>
 #include <readmostly/prwlock.h>
@@ -154,6 +156,40 @@ OPS_ENTRY(b2fut, "bravo2d-futex", rm_bravo2d_futexrw_t,
           RM_RWLOCK_BIASED | RM_RWLOCK_BLOCKING | RM_RWLOCK_TIMED | RM_RWLOCK_PREFER_WRITER,
           b2fut_rtm, b2fut_wtm)
 
+/* BRAVO with a writer mutex (readmostly/bravo_wm.h).  Writers wait for each
+ * other on the mutex, where A does not see them, so A's writer preference
+ * or phase fairness does not carry over (no such flag); glibc's reader
+ * preference does (a reader waits only while a writer holds A). */
+OPS_TOKEN_CORE(wmba, rm_bravowm_ba_t, rm_bravowm_ba)
+OPS_ENTRY(wmba, "bravowm-ba", rm_bravowm_ba_t, RM_RWLOCK_BIASED, NULL, NULL)
+OPS_TOKEN_CORE(wmpth, rm_bravowm_pthread_t, rm_bravowm_pthread)
+OPS_TOKEN_TIMED(wmpth, rm_bravowm_pthread_t, rm_bravowm_pthread)
+OPS_ENTRY(wmpth, "bravowm-pthread", rm_bravowm_pthread_t,
+          RM_RWLOCK_BIASED | RM_RWLOCK_BLOCKING | RM_RWLOCK_TIMED | RM_RWLOCK_PREFER_READER |
+              RM_RWLOCK_RECURSIVE_READ,
+          wmpth_rtm, wmpth_wtm)
+OPS_TOKEN_CORE(wmfut, rm_bravowm_futexrw_t, rm_bravowm_futexrw)
+OPS_TOKEN_TIMED(wmfut, rm_bravowm_futexrw_t, rm_bravowm_futexrw)
+OPS_ENTRY(wmfut, "bravowm-futex", rm_bravowm_futexrw_t,
+          RM_RWLOCK_BIASED | RM_RWLOCK_BLOCKING | RM_RWLOCK_TIMED, wmfut_rtm, wmfut_wtm)
+
+/* BRAVO over the resizable table (readmostly/bravo_dyn.h): plain BRAVO's
+ * contract, so plain BRAVO's flags. */
+OPS_TOKEN_CORE(dyba, rm_bravodyn_ba_t, rm_bravodyn_ba)
+OPS_ENTRY(dyba, "bravodyn-ba", rm_bravodyn_ba_t, RM_RWLOCK_BIASED | RM_RWLOCK_PHASE_FAIR, NULL,
+          NULL)
+OPS_TOKEN_CORE(dypth, rm_bravodyn_pthread_t, rm_bravodyn_pthread)
+OPS_TOKEN_TIMED(dypth, rm_bravodyn_pthread_t, rm_bravodyn_pthread)
+OPS_ENTRY(dypth, "bravodyn-pthread", rm_bravodyn_pthread_t,
+          RM_RWLOCK_BIASED | RM_RWLOCK_BLOCKING | RM_RWLOCK_TIMED | RM_RWLOCK_PREFER_READER |
+              RM_RWLOCK_RECURSIVE_READ,
+          dypth_rtm, dypth_wtm)
+OPS_TOKEN_CORE(dyfut, rm_bravodyn_futexrw_t, rm_bravodyn_futexrw)
+OPS_TOKEN_TIMED(dyfut, rm_bravodyn_futexrw_t, rm_bravodyn_futexrw)
+OPS_ENTRY(dyfut, "bravodyn-futex", rm_bravodyn_futexrw_t,
+          RM_RWLOCK_BIASED | RM_RWLOCK_BLOCKING | RM_RWLOCK_TIMED | RM_RWLOCK_PREFER_WRITER,
+          dyfut_rtm, dyfut_wtm)
+
 OPS_PLAIN_CORE(prw, rm_prwlock_t, rm_prwlock)
 OPS_PLAIN_TIMED(prw, rm_prwlock_t, rm_prwlock)
 OPS_ENTRY(prw, "prwlock", rm_prwlock_t,
@@ -184,7 +220,7 @@ OPS_ENTRY(prwd, "prwlock-domain", rm_prwlock_t,
 static const struct rm_rwlock_ops *const all_ops[] = {
     &ba_ops,   &bba_ops,  &pft_ops,  &bpft_ops,  &pth_ops,  &bpth_ops, &fut_ops,   &bfut_ops,
     &futr_ops, &bfutr_ops, &b2ba_ops, &b2pth_ops, &b2fut_ops, &pcpu_ops, &coh_ops,  &prw_ops,
-    &prwd_ops, NULL};
+    &prwd_ops, &wmba_ops, &wmpth_ops, &wmfut_ops, &dyba_ops, &dypth_ops, &dyfut_ops, NULL};
 
 RM_API const struct rm_rwlock_ops *const *rm_rwlock_ops_all(void) { return all_ops; }
 

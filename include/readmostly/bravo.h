@@ -155,7 +155,8 @@ struct rm_bravo_table {
   uint32_t row_shift;
   uint32_t row_mask;
   uint32_t probe2_xor;
-  uint32_t reserved;
+  uint32_t dynamic; /* 1: the resizable family's (readmostly/bravo_dyn.h);
+                     * its slots and mask are not used for indexing */
   intptr_t rseq_off;
 } RM_ALIGNED;
 
@@ -606,6 +607,9 @@ RM_API bool rm_bravo_release_foreign(struct rm_bravo_bias *b, struct rm_bravo_ta
  * UPFX##_write_timedlock.
  * The _TABLE variants take an expression of the lock `l` giving the table
  * (struct rm_bravo_table *); the plain ones use the global table.
+ * RM_BRAVO_DEFINE_READ_K / _WRITE (and _READ_TIMED_K / _WRITE_TIMED) are
+ * the two halves of the operations; readmostly/bravo_wm.h pairs the same
+ * read half with another write half.
  */
 #define RM_BRAVO_GLOBAL_TABLE(l) (&rm_bravo_table)
 
@@ -614,6 +618,12 @@ RM_API bool rm_bravo_release_foreign(struct rm_bravo_bias *b, struct rm_bravo_ta
 #define RM_BRAVO_DEFINE_CORE(NAME, UTYPE, UPFX, TABLE) \
   RM_BRAVO_DEFINE_CORE_K(NAME, UTYPE, UPFX, TABLE, rm_bravo)
 #define RM_BRAVO_DEFINE_CORE_K(NAME, UTYPE, UPFX, TABLE, K)                        \
+  RM_BRAVO_DEFINE_READ_K(NAME, UTYPE, UPFX, TABLE, K)                               \
+  RM_BRAVO_DEFINE_WRITE(NAME, UTYPE, UPFX, TABLE)
+/* The read side alone (lock, trylock, unlock): the same for every write
+ * path (readmostly/bravo_wm.h generates another write path over it).  It
+ * touches only l->bias and l->under. */
+#define RM_BRAVO_DEFINE_READ_K(NAME, UTYPE, UPFX, TABLE, K)                        \
   RM_GEN_INLINE int NAME##_read_lock(NAME##_t *l, rm_token_t *tok) {                    \
     int why = K##_read_fast(&l->bias, TABLE(l), tok);                          \
     if (RM_LIKELY(why == RM_BRAVO_FAST)) {                                          \
@@ -648,7 +658,9 @@ RM_API bool rm_bravo_release_foreign(struct rm_bravo_bias *b, struct rm_bravo_ta
     int fast = K##_read_unlock_fast(&l->bias, tok);                            \
     if (fast) return fast > 0 ? 0 : EPERM;                                          \
     return UPFX##_read_unlock(&l->under);                                           \
-  }                                                                                 \
+  }
+/* The write side of Listing 1 with the revocation done holding nothing. */
+#define RM_BRAVO_DEFINE_WRITE(NAME, UTYPE, UPFX, TABLE)                             \
   RM_GEN_INLINE int NAME##_write_lock(NAME##_t *l) {                                    \
     int e = UPFX##_write_lock(&l->under);                                           \
     if (e) return e;                                                                \
@@ -677,6 +689,9 @@ RM_API bool rm_bravo_release_foreign(struct rm_bravo_bias *b, struct rm_bravo_ta
 #define RM_BRAVO_DEFINE_TIMED_PART(NAME, UTYPE, UPFX, TABLE) \
   RM_BRAVO_DEFINE_TIMED_PART_K(NAME, UTYPE, UPFX, TABLE, rm_bravo)
 #define RM_BRAVO_DEFINE_TIMED_PART_K(NAME, UTYPE, UPFX, TABLE, K)                  \
+  RM_BRAVO_DEFINE_READ_TIMED_K(NAME, UTYPE, UPFX, TABLE, K)                         \
+  RM_BRAVO_DEFINE_WRITE_TIMED(NAME, UTYPE, UPFX, TABLE)
+#define RM_BRAVO_DEFINE_READ_TIMED_K(NAME, UTYPE, UPFX, TABLE, K)                  \
   RM_GEN_INLINE int NAME##_read_timedlock(NAME##_t *l, rm_token_t *tok, int clk,        \
                                       const struct timespec *abstime) {             \
     if (RM_UNLIKELY(rm_timeout_check(clk, abstime) != 0)) {                         \
@@ -696,7 +711,8 @@ RM_API bool rm_bravo_release_foreign(struct rm_bravo_bias *b, struct rm_bravo_ta
     *tok = RM_TOKEN_NONE;                                                           \
     rm_bravo_read_slow_done(&l->bias, TABLE(l), why);                               \
     return 0;                                                                       \
-  }                                                                                 \
+  }
+#define RM_BRAVO_DEFINE_WRITE_TIMED(NAME, UTYPE, UPFX, TABLE)                       \
   RM_GEN_INLINE int NAME##_write_timedlock(NAME##_t *l, int clk,                        \
                                        const struct timespec *abstime) {            \
     if (RM_UNLIKELY(rm_timeout_check(clk, abstime) != 0)) return EINVAL;            \

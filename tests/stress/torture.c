@@ -29,13 +29,14 @@
  *
  * Usage: torture [--lock NAME|all] [--readers R] [--writers W] [--seconds S]
  *                [--locks K] [--inhibit N] [--expect-fast] [--expect-collisions]
- *                [--switch-fence S] [--recursive] [--migrate]
+ *                [--switch-fence S] [--recursive] [--migrate] [--dyn-resize]
  * The record words are plain (non-atomic) memory on purpose: under
  * ThreadSanitizer any missing happens-before edge in a lock is a report.
  */
 #include "test.h"
 #include "../../src/env.h" /* READMOSTLY_TORTURE_SCALE, as the library reads its variables */
 #include <readmostly/bravo.h>
+#include <readmostly/bravo_dyn.h>
 #include <readmostly/bravo_mutex.h>
 #include <readmostly/fcp.h>
 #include <readmostly/rwlock.h>
@@ -109,6 +110,31 @@ static void fail(const char *what, int li, uint64_t a, uint64_t b) {
           (unsigned long long)a, (unsigned long long)b);
   exit(1);
 }
+
+/* --dyn-resize: the resizable BRAVO table (readmostly/bravo_dyn.h) starts
+ * at 16 slots and a thread resizes it every 200 us through 16, 64, 256 and
+ * 1024 slots and back, while readers hold slots in the table being closed
+ * and writers revoke; the automatic policy runs as well. */
+static int dyn_resize;
+static uint64_t dyn_resizes, dyn_busy;
+static void dyn_resizer(void) {
+  static const size_t sizes[] = {16, 64, 256, 1024, 256, 64};
+  unsigned k = 0;
+  while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+    int e = rm_bravo_dyn_resize(sizes[k % 6]);
+    if (e == 0) {
+      dyn_resizes++;
+      k++;
+    } else if (e == EBUSY) {
+      dyn_busy++; /* the old table still holds a reader */
+    } else {
+      fail("rm_bravo_dyn_resize error", 0, (uint64_t)e, sizes[k % 6]);
+    }
+    struct timespec d = {0, 200000};
+    nanosleep(&d, NULL);
+  }
+}
+
 
 static void spin(uint32_t n) {
   for (volatile uint32_t i = 0; i < n; i++) {
@@ -241,7 +267,8 @@ static void timer(void *arg, int idx) {
 
 static void all_roles(void *arg, int idx) {
   if (idx == 0) timer(arg, 0);
-  else role(arg, idx - 1);
+  else if (dyn_resize && idx == 1) dyn_resizer();
+  else role(arg, idx - 1 - dyn_resize);
 }
 
 static int run_one(int expect_fast, int expect_coll) {
@@ -260,7 +287,7 @@ static int run_one(int expect_fast, int expect_coll) {
   total_reads = total_writes = total_busy = total_timeouts = total_moves = 0;
   __atomic_store_n(&stop, 0, __ATOMIC_RELAXED);
   rm_bravo_stats_reset();
-  test_run_threads(1 + nwriters + nreaders, all_roles, NULL);
+  test_run_threads(1 + dyn_resize + nwriters + nreaders, all_roles, NULL);
 
   uint64_t writes = 0;
   for (int i = 0; i < nlocks; i++) {
@@ -287,9 +314,17 @@ static int run_one(int expect_fast, int expect_coll) {
            (unsigned long long)st.slow_collision, (unsigned long long)st.slow_raced,
            (unsigned long long)st.revocations);
   if (migrate) printf(" | migrations inside read sections %llu", (unsigned long long)total_moves);
+  if (dyn_resize) {
+    struct rm_bravo_dyn_info di;
+    CHECK_ERR(rm_bravo_dyn_get(&di), 0);
+    printf(" | table resizes %llu (refused while closing %llu, by the policy %llu up %llu down)",
+           (unsigned long long)dyn_resizes, (unsigned long long)dyn_busy,
+           (unsigned long long)di.grows, (unsigned long long)di.shrinks);
+  }
   printf("\n");
   CHECK(total_reads > 0);
   if (migrate) CHECK(total_moves > 0);
+  if (dyn_resize) CHECK(dyn_resizes > 1);
   if (nwriters > 0) CHECK(total_writes > 0);
   if ((ops->flags & RM_RWLOCK_BIASED) && expect_fast) {
     CHECK(st.fast_reads > 0);
@@ -328,11 +363,12 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--expect-collisions")) expect_coll = 1;
     else if (!strcmp(argv[i], "--recursive")) recursive = 1;
     else if (!strcmp(argv[i], "--migrate")) migrate = 1;
+    else if (!strcmp(argv[i], "--dyn-resize")) dyn_resize = 1;
     else if (!strcmp(argv[i], "--switch-fence") && i + 1 < argc) switch_after = atof(argv[++i]);
     else {
       fprintf(stderr, "usage: %s [--lock NAME|all] [--readers R] [--writers W] [--seconds S] "
                       "[--locks K] [--inhibit N] [--expect-fast] [--expect-collisions] "
-                      "[--switch-fence S] [--recursive] [--migrate]\n", argv[0]);
+                      "[--switch-fence S] [--recursive] [--migrate] [--dyn-resize]\n", argv[0]);
       return 2;
     }
   }
@@ -342,6 +378,14 @@ int main(int argc, char **argv) {
     return 2;
   }
   CHECK_ERR(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  if (dyn_resize) {
+    struct rm_bravo_dyn_attr a;
+    CHECK_ERR(rm_bravo_dyn_attr_init(&a), 0);
+    a.slots = 16;
+    a.min_slots = 16;
+    a.max_slots = 1024;
+    CHECK_ERR(rm_bravo_dyn_configure(&a), 0);
+  }
   rm_bravo_stats_enable(true);
   pthread_t sw;
   if (switch_after >= 0) CHECK_ERR(pthread_create(&sw, NULL, switcher, NULL), 0);
