@@ -409,6 +409,20 @@ run_callgrind() {
       [ -n "$a" ] && [ -n "$b" ] && echo "$i,$op,$(awk "BEGIN{printf \"%.1f\", ($b-$a)/($N2-$N1)}")" >> "$OUT/instructions.csv"
     done
   done
+  # RCU read pairs, outermost (op rcu_pair) and inner (rcu_nested_pair):
+  # rcu_read runs blocks of 4096 pairs, so the lengths are multiples of it.
+  cg_rcu() { valgrind --tool=callgrind --callgrind-out-file=/dev/null "$B" rcu_read --impl "$1" \
+               --threads 1 --iterations "$2" --param nested="$3" --reps 1 2>&1 >/dev/null |
+             sed -n 's/.*Collected : \([0-9]*\).*/\1/p'; }
+  local R1=40960 R2=245760 n
+  for i in rcu urcu-memb; do
+    case ",$RCU," in *",$i,"*) ;; *) continue ;; esac
+    for n in 0 1; do
+      op=rcu_pair; [ $n = 1 ] && op=rcu_nested_pair
+      a=$(cg_rcu "$i" $R1 $n); b=$(cg_rcu "$i" $R2 $n)
+      [ -n "$a" ] && [ -n "$b" ] && echo "$i,$op,$(awk "BEGIN{printf \"%.1f\", ($b-$a)/($R2-$R1)}")" >> "$OUT/instructions.csv"
+    done
+  done
 }
 
 if [ -z "$RENDER" ]; then
@@ -893,6 +907,7 @@ check "writer_freq 1 reader, 10 µs: prwlock / ck-brlock reads" "$(ratio "$(med 
 if [ -n "$RCU" ]; then
   check "rcu_read: rcu read pair" "$(med rcu_read rcu 1 '' ns_per_read_pair)" "<=" 1 ns
   check "rcu_read: rcu / urcu-memb read pair" "$(ratio "$(med rcu_read rcu 1 '' ns_per_read_pair)" "$(med rcu_read urcu-memb 1 '' ns_per_read_pair)")" "<=" 1.05 ratio
+  check "rcu_read: rcu / urcu-memb nested pair" "$(ratio "$(med rcu_read rcu 1 '' ns_per_nested_pair)" "$(med rcu_read urcu-memb 1 '' ns_per_nested_pair)")" "<=" 1.5 ratio
   check "rcu_read T=2: rcu / urcu-memb sections/s" "$(ratio "$(med rcu_read rcu 2 '' ops_per_sec)" "$(med rcu_read urcu-memb 2 '' ops_per_sec)")" ">=" 0.95 ratio
   check "grace_period 1 busy reader: rcu p99 / urcu-memb p99" "$(ratio "$(med grace_period rcu 1 readers=1 p99_ns)" "$(med grace_period urcu-memb 1 readers=1 p99_ns)")" "<=" 0.1 ratio
   check "grace_period 1 busy reader: rcu p99 / urcu-signal p50" "$(ratio "$(med grace_period rcu 1 readers=1 p99_ns)" "$(med grace_period urcu-signal 1 readers=1 p50_ns)")" "<=" 2 ratio
@@ -1071,12 +1086,20 @@ if [ -f "$OUT/realprogs.md" ]; then cat "$OUT/realprogs.md"; echo; fi
 if [ -n "$RCU" ]; then
 echo "## FCP-RCU: read sections (rcu_read; read pair: lower is better; sections/s: higher is better)"
 echo
-echo "| impl | read pair (1 thread) | T=1 sections/s | T=2 | T=4 |"
-echo "| --- | ---: | ---: | ---: | ---: |"
+echo "| impl | read pair (1 thread) | nested pair | pair instr. | nested instr. | T=1 sections/s | T=2 | T=4 |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 for i in ${RCU//,/ }; do
-  echo "| $i | $(hm ns rcu_read "$i" 1 '' ns_per_read_pair) | $(hm rate rcu_read "$i" 1 '' ops_per_sec) | $(hm rate rcu_read "$i" 2 '' ops_per_sec) | $(hm rate rcu_read "$i" 4 '' ops_per_sec) |"
+  ri=""; ni=""
+  if [ -f "$OUT/instructions.csv" ]; then
+    ri=$(h count "$(awk -F, -v i="$i" '$1==i && $2=="rcu_pair" {print $3}' "$OUT/instructions.csv")")
+    ni=$(h count "$(awk -F, -v i="$i" '$1==i && $2=="rcu_nested_pair" {print $3}' "$OUT/instructions.csv")")
+  fi
+  echo "| $i | $(hm ns rcu_read "$i" 1 '' ns_per_read_pair) | $(hm ns rcu_read "$i" 1 '' ns_per_nested_pair) | $ri | $ni | $(hm rate rcu_read "$i" 1 '' ops_per_sec) | $(hm rate rcu_read "$i" 2 '' ops_per_sec) | $(hm rate rcu_read "$i" 4 '' ops_per_sec) |"
 done
 echo
+echo "The nested pair is an inner section inside an outer one of the same flavour"
+echo "(a library called from its caller's section). Instructions are callgrind counts"
+echo "(difference of two run lengths), repeatable where times are not."
 echo "rcu-fence runs in a child process of the driver (fence mode is process-wide), after the others."
 echo
 img rcu_read.png rcu_read
