@@ -796,55 +796,6 @@ __attribute__((target("avx2"))) static size_t scan_avx2(const uintptr_t *s, size
   return i;
 }
 
-/* The AVX2 scan with a non-temporal prefetch (PREFETCHNTA) 8 sectors ahead:
- * the lines come into the first-level cache without displacing the
- * writer's data in the outer levels.  A prefetch reads nothing that counts
- * (the ordinary loads after it are W2), so the ordering is the AVX2
- * scan's. */
-__attribute__((target("avx2"))) static size_t scan_avx2_nta(const uintptr_t *s, size_t i,
-                                                            size_t n) {
-  while (i < n && (i & 15u)) {
-    if (s[i]) return i;
-    i++;
-  }
-  for (; i + 16 <= n; i += 16) {
-    _mm_prefetch((const char *)&s[i] + 1024, _MM_HINT_NTA);
-    const __m256i *p = (const __m256i *)(const void *)&s[i];
-    __m256i lo = _mm256_or_si256(_mm256_load_si256(p), _mm256_load_si256(p + 1));
-    __m256i v = _mm256_or_si256(lo, _mm256_or_si256(_mm256_load_si256(p + 2),
-                                                     _mm256_load_si256(p + 3)));
-    if (!_mm256_testz_si256(v, v)) break;
-  }
-  for (; i < n; i++)
-    if (s[i]) break;
-  __atomic_thread_fence(__ATOMIC_ACQUIRE);
-  return i;
-}
-
-/* SSE4.1 streaming loads (MOVNTDQA), a line a step.  On write-back memory
- * (the table's) the processor treats them as ordinary loads; the hint
- * takes effect only on write-combining memory.  Ordering: MOVNTDQA is
- * ordered after the revocation's MFENCE (W1's fence orders every later
- * load, non-temporal ones included), which is all W2 needs of a load that
- * sees 0; a nonzero slot is read again by wait_slot(). */
-__attribute__((target("sse4.1"))) static size_t scan_sse41_nt(const uintptr_t *s, size_t i,
-                                                              size_t n) {
-  while (i < n && (i & 7u)) {
-    if (s[i]) return i;
-    i++;
-  }
-  for (; i + 8 <= n; i += 8) {
-    __m128i *p = (__m128i *)(void *)(uintptr_t)&s[i];
-    __m128i v = _mm_or_si128(_mm_or_si128(_mm_stream_load_si128(p), _mm_stream_load_si128(p + 1)),
-                             _mm_or_si128(_mm_stream_load_si128(p + 2),
-                                          _mm_stream_load_si128(p + 3)));
-    if (!_mm_testz_si128(v, v)) break;
-  }
-  for (; i < n; i++)
-    if (s[i]) break;
-  __atomic_thread_fence(__ATOMIC_ACQUIRE);
-  return i;
-}
 #endif
 
 typedef size_t (*scan_fn)(const uintptr_t *, size_t, size_t);
@@ -855,8 +806,7 @@ static bool scan_supported(int m) {
   if (m == RM_BRAVO_SCAN_PLAIN) return true;
 #ifdef RM_BRAVO_SIMD
   if (m == RM_BRAVO_SCAN_SSE2) return true;
-  if (m == RM_BRAVO_SCAN_AVX2 || m == RM_BRAVO_SCAN_AVX2_NTA) return __builtin_cpu_supports("avx2");
-  if (m == RM_BRAVO_SCAN_SSE41_NT) return __builtin_cpu_supports("sse4.1");
+  if (m == RM_BRAVO_SCAN_AVX2) return __builtin_cpu_supports("avx2");
 #endif
   return false;
 }
@@ -865,8 +815,6 @@ static scan_fn scan_of(int m) {
 #ifdef RM_BRAVO_SIMD
   if (m == RM_BRAVO_SCAN_SSE2) return scan_sse2;
   if (m == RM_BRAVO_SCAN_AVX2) return scan_avx2;
-  if (m == RM_BRAVO_SCAN_AVX2_NTA) return scan_avx2_nta;
-  if (m == RM_BRAVO_SCAN_SSE41_NT) return scan_sse41_nt;
 #endif
   (void)m;
   return scan_plain;
@@ -879,7 +827,7 @@ static int scan_best(void) {
 }
 
 RM_API int rm_bravo_set_scan(int method) {
-  if (method < RM_BRAVO_SCAN_AUTO || method > RM_BRAVO_SCAN_SSE41_NT) return EINVAL;
+  if (method < RM_BRAVO_SCAN_AUTO || method > RM_BRAVO_SCAN_AVX2) return EINVAL;
   if (method == RM_BRAVO_SCAN_AUTO) method = scan_best();
   if (!scan_supported(method)) return ENOTSUP;
   rm_atomic_store_relaxed(&scan_method, method);
@@ -1231,8 +1179,7 @@ __attribute__((constructor(103))) static void bravo_ctor(void) {
   /* The flat table's scan: the widest the CPU has, or
    * READMOSTLY_BRAVO_SCAN=plain|sse2|avx2 (one it lacks falls back to the
    * widest it has, with a message). */
-  static const char *const scans[] = {"auto", "plain", "sse2", "avx2", "avx2-nta", "sse41-nt",
-                                      NULL};
+  static const char *const scans[] = {"auto", "plain", "sse2", "avx2", NULL};
   int m = rm_env_choice("READMOSTLY_BRAVO_SCAN", scans, RM_BRAVO_SCAN_AUTO);
   if (rm_bravo_set_scan(m) != 0) {
     rm_env_report("READMOSTLY_BRAVO_SCAN", scans[m], "not supported by this CPU or build",

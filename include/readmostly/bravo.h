@@ -285,10 +285,6 @@ RM_API size_t rm_bravo_table_size(void);
 #define RM_BRAVO_SCAN_PLAIN 1
 #define RM_BRAVO_SCAN_SSE2 2
 #define RM_BRAVO_SCAN_AVX2 3
-/* Non-temporal variants (docs/bravo-numa.md, measured; never chosen by
- * AUTO): AVX2 with PREFETCHNTA ahead, and SSE4.1 streaming loads. */
-#define RM_BRAVO_SCAN_AVX2_NTA 4
-#define RM_BRAVO_SCAN_SSE41_NT 5
 RM_API int rm_bravo_set_scan(int method);
 RM_API int rm_bravo_scan(void);
 RM_API size_t rm_bravo_scan_nonzero(const uintptr_t *slots, size_t from, size_t n, int method);
