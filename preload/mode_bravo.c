@@ -203,6 +203,12 @@ RM_NOINLINE int pl_rdlock_other(struct pl_lock *l, int mode, int why) {
   return pl_rdlock(l, mode, CLOCK_REALTIME, NULL, why);
 }
 
+RM_NOINLINE int pl_rdlock2d(struct pl_lock *l, int mode) {
+  int why = pl_rdlock_fast2d(l);
+  if (RM_LIKELY(why == RM_BRAVO_FAST)) return 0;
+  return pl_rdlock_other(l, mode, why);
+}
+
 /* ---- the write lock ------------------------------------------------------------ */
 
 /* The nonrecursive writer-preference kind keeps new readers out while a

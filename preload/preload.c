@@ -216,11 +216,7 @@ PL_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *rw) {
     if (RM_LIKELY(why == RM_BRAVO_FAST)) return 0;
     return pl_rdlock_other(PL(rw), 0, why);
   }
-  if (m == PL_BRAVO2D) {
-    int why = pl_rdlock_fast2d(PL(rw));
-    if (RM_LIKELY(why == RM_BRAVO_FAST)) return 0;
-    return pl_rdlock_other(PL(rw), 0, why);
-  }
+  if (m == PL_BRAVO2D) return pl_rdlock2d(PL(rw), 0);
   if (m == PL_PRWLOCK) {
     int t = pw_rdlock_fast(PL(rw));
     if (RM_LIKELY(t == PW_HELD)) return 0;
@@ -236,9 +232,7 @@ PL_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *rw) {
     if (RM_LIKELY(why == RM_BRAVO_FAST)) return 0;
     e = pl_rdlock_other(PL(rw), 1, why);
   } else if (m == PL_BRAVO2D) {
-    int why = pl_rdlock_fast2d(PL(rw));
-    if (RM_LIKELY(why == RM_BRAVO_FAST)) return 0;
-    e = pl_rdlock_other(PL(rw), 1, why);
+    e = pl_rdlock2d(PL(rw), 1);
   } else if (m == PL_PRWLOCK) {
     int t = pw_rdlock_fast(PL(rw));
     if (RM_LIKELY(t == PW_HELD)) return 0;
@@ -293,6 +287,10 @@ PL_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *rw, clockid_t clk,
 /* The unlock in the other modes, out of line: the prwlock unlock needs
  * registers saved, which the default mode's paths then need not pay for. */
 static RM_NOINLINE int pl_unlock_mode(pthread_rwlock_t *rw, int m) {
+  if (m == PL_BRAVO2D) { /* the default mode's unlock: the held list names the slot */
+    if (RM_LIKELY(pl_unlock_fast(PL(rw)))) return 0;
+    return pl_unlock_other(PL(rw));
+  }
   if (m == PL_PRWLOCK) {
     /* Our own passive hold first: a thread that holds l passively cannot
      * hold its write lock too (pw_wrlock refuses with EDEADLK). */
@@ -306,10 +304,6 @@ static RM_NOINLINE int pl_unlock_mode(pthread_rwlock_t *rw, int m) {
 PL_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *rw) {
   int m = pl_mode();
   if (RM_LIKELY(m == PL_BRAVO)) {
-    if (RM_LIKELY(pl_unlock_fast(PL(rw)))) return 0;
-    return pl_unlock_other(PL(rw));
-  }
-  if (m == PL_BRAVO2D) { /* the same: the held list names the slot */
     if (RM_LIKELY(pl_unlock_fast(PL(rw)))) return 0;
     return pl_unlock_other(PL(rw));
   }
