@@ -16,6 +16,8 @@
  *                 locks=1,2,...,8192), 20 PRNG steps inside, 100 outside;
  *                 BRAVO-BA on the shared table over BRAVO-BA with a private
  *                 4096-slot table per lock; metric ratio (section 5.1).
+ *                 BRAVO-2D-BA on its shared table runs beside them, with
+ *                 its ratio over the same private reference.
  *   test_rwlock   1 writer (10 loops inside, 1000 outside) and T readers
  *                 (10 loops inside); ops_per_sec (section 5.3).
  *   rwbench       T threads; write with probability P (--param
@@ -572,7 +574,8 @@ static void exp_simple(const struct bench_exp *e) { /* arg 0: readers, 1: altern
 
 static void exp_interference(const struct bench_exp *e) {
   (void)e;
-  size_t shared = lock_index("bravo-ba"), priv = lock_index("bravo-ba-private");
+  /* The subjects on their shared tables, then the private reference. */
+  size_t ks[3] = {lock_index("bravo-ba"), lock_index("bravo2d-ba"), lock_index("bravo-ba-private")};
   uint64_t nls[MAXLIST];
   int nnl = bench_param_uints("locks", nls, MAXLIST);
   for (int ti = 0; ti < O.nthreads; ti++) {
@@ -582,9 +585,9 @@ static void exp_interference(const struct bench_exp *e) {
       char par[64];
       snprintf(par, sizeof par, "locks=%llu", (unsigned long long)nl);
       for (int rep = 1; rep <= O.reps; rep++) {
-        double ops[2];
-        for (int w = 0; w < 2; w++) {
-          size_t k = w ? priv : shared;
+        double ops[3];
+        for (int w = 0; w < 3; w++) {
+          size_t k = ks[w];
           void **locks = (void **)calloc(nl, sizeof *locks);
           if (!locks) bench_fatal("out of memory");
           for (uint64_t j = 0; j < nl; j++) locks[j] = lock_new(k);
@@ -602,7 +605,9 @@ static void exp_interference(const struct bench_exp *e) {
           free(locks);
           free(c);
         }
-        emit("bravo-ba", n, par, rep, "ratio", ops[1] > 0 ? ops[0] / ops[1] : 0, "1");
+        for (int w = 0; w < 2; w++)
+          emit(bench_locks.v[ks[w]].name, n, par, rep, "ratio", ops[2] > 0 ? ops[w] / ops[2] : 0,
+               "1");
       }
     }
   }
@@ -1099,7 +1104,8 @@ static const struct bench_exp rwlock_exps[] = {
     {"readers", "T readers on one lock: ops/s", LOCKS, 0, NULL, NULL, true, exp_simple, 0},
     {"alternator", "ring of T threads, one read each turn: ns/hand-off", LOCKS, 0, NULL, NULL, true,
      exp_simple, 1},
-    {"interference", "shared vs private table, pool of N locks: ratio", LOCKS, 0, NULL,
+    {"interference", "shared (bravo-ba, bravo2d-ba) vs private table, pool of N locks: ratio",
+     LOCKS, 0, NULL,
      p_interference, true, exp_interference, 0},
     {"test_rwlock", "1 writer + T readers: ops/s", LOCKS, BENCH_IMPL_READ_ONLY, "has no write lock",
      NULL, true, exp_test_rwlock, 0},

@@ -14,6 +14,14 @@
  * The fast paths (pl_rdlock_fast, pl_unlock_fast) are in
  * preload_internal.h, inlined into the exported functions; this file holds
  * everything they hand over to.
+ *
+ * READMOSTLY_RWLOCK=bravo2d runs this same code over a BRAVO-2D table
+ * (pl_t2d, rows per CPU): a fast hold's slot is in the row of the CPU the
+ * reader ran on, in the lock's column.  Nothing here finds a slot from a
+ * CPU: the owner keeps its slot in the held list, and a releasing thread
+ * (point 2) or a waiting writer looks at the lock's column in every row
+ * (rm_bravo_release_foreign, rm_bravo_wait_unheld, rm_bravo_table_holds),
+ * which holds every slot a reader of the lock can have published in.
  */
 #include "preload_internal.h"
 
@@ -42,7 +50,7 @@ static bool pl_add(struct pl_lock *l, uintptr_t *slot) {
  * later holds are slow ones, which any thread can release (the count is
  * the truth). */
 static bool pl_release_foreign_fast(struct pl_lock *l) {
-  if (!rm_bravo_release_foreign(&l->bias, &rm_bravo_table, NULL)) return false;
+  if (!rm_bravo_release_foreign(&l->bias, pl_table(), NULL)) return false;
   rm_atomic_fetch_or_acq_rel(&l->fx.reserved[0], PL_NOBIAS);
   return true;
 }
@@ -87,7 +95,7 @@ static void pl_drop_dead(struct pl_held *h, const struct pl_lock *l, uintptr_t v
 static RM_NOINLINE void pl_slow_read_done_stats(struct pl_lock *l, int why) {
   pl_count(l, why, 1);
   if (!(rm_atomic_load_relaxed(&l->fx.reserved[0]) & PL_NOBIAS))
-    rm_bravo_read_slow_done(&l->bias, &rm_bravo_table, why);
+    rm_bravo_read_slow_done(&l->bias, pl_table(), why);
 }
 RM_INLINE void pl_slow_read_done(struct pl_lock *l, int why) {
   /* With statistics off, no call on the common path (the clock read needs
@@ -97,7 +105,7 @@ RM_INLINE void pl_slow_read_done(struct pl_lock *l, int why) {
     return;
   }
   if (RM_LIKELY(!(rm_atomic_load_relaxed(&l->fx.reserved[0]) & PL_NOBIAS)))
-    rm_bravo_read_slow_bias(&l->bias, &rm_bravo_table);
+    rm_bravo_read_slow_bias(&l->bias, pl_table());
 }
 
 /* The read lock when pl_rdlock_fast found the bias off (or lost its slot):
@@ -143,7 +151,9 @@ static int pl_nest(struct pl_lock *l) {
  * the entry added, or why the read must take futexrw. */
 static int pl_take_fast(struct pl_lock *l) {
   rm_token_t tok;
-  int why = rm_bravo_read_fast_shared(&l->bias, &rm_bravo_table, &tok);
+  struct rm_bravo_table *t = pl_table();
+  int why = t == &pl_t2d ? rm_bravo2d_read_fast_shared(&l->bias, t, &tok)
+                         : rm_bravo_read_fast_shared(&l->bias, t, &tok);
   if (RM_LIKELY(why == RM_BRAVO_FAST)) {
     if (RM_LIKELY(pl_add(l, (uintptr_t *)tok))) {
       if (PL_STATS_ON()) pl_count(l, PS_FAST_READS, 1);
@@ -193,6 +203,12 @@ RM_NOINLINE int pl_rdlock_other(struct pl_lock *l, int mode, int why) {
   return pl_rdlock(l, mode, CLOCK_REALTIME, NULL, why);
 }
 
+RM_NOINLINE int pl_rdlock2d(struct pl_lock *l, int mode) {
+  int why = pl_rdlock_fast2d(l);
+  if (RM_LIKELY(why == RM_BRAVO_FAST)) return 0;
+  return pl_rdlock_other(l, mode, why);
+}
+
 /* ---- the write lock ------------------------------------------------------------ */
 
 /* The nonrecursive writer-preference kind keeps new readers out while a
@@ -235,7 +251,7 @@ static int pl_revoke(struct pl_lock *l, int mode, clockid_t clk, const struct ti
   uint64_t t0 = stats && revoking ? rm_ticks() : 0;
   int e;
   if (!revoking || mode == 1 || !pl_gives_way(l)) {
-    e = rm_bravo_write_acquired(&l->bias, &rm_bravo_table,
+    e = rm_bravo_write_acquired(&l->bias, pl_table(),
                                 mode == 1 ? RM_BRAVO_REVOKE_TRY
                                 : mode == 2 ? RM_BRAVO_REVOKE_TIMED : RM_BRAVO_REVOKE_WAIT,
                                 (int)clk, abs);
@@ -244,7 +260,7 @@ static int pl_revoke(struct pl_lock *l, int mode, clockid_t clk, const struct ti
       struct timespec end;
       bool last;
       clockid_t c = pl_slice_end(mode, clk, abs, slice, &end, &last);
-      e = rm_bravo_write_acquired(&l->bias, &rm_bravo_table, RM_BRAVO_REVOKE_TIMED, (int)c, &end);
+      e = rm_bravo_write_acquired(&l->bias, pl_table(), RM_BRAVO_REVOKE_TIMED, (int)c, &end);
       if (e != ETIMEDOUT || last) break;
       if (pl_readers_parked(l)) {
         e = EAGAIN;
@@ -264,23 +280,14 @@ static int pl_revoke(struct pl_lock *l, int mode, clockid_t clk, const struct ti
 
 /* After giving way: wait, holding nothing, until no slot of BRAVO's table
  * holds l (the fast holds the revocation waited for, and any taken since if
- * the bias came back).  Only loads: the slots' owners need nothing from us.
- * Acquire loads, as the revocation's (W3). */
+ * the bias came back): the revocation's scan (W2/W3) without touching the
+ * bias; in a 2D table, l's columns only.  The slots' owners need nothing
+ * from us. */
 static int pl_wait_fast_holds(struct pl_lock *l, int mode, clockid_t clk,
                               const struct timespec *abs) {
-  uintptr_t *slots = rm_atomic_load_acquire(&rm_bravo_table.slots);
-  if (!slots) return 0;
-  uintptr_t n = rm_bravo_table.mask + 1;
-  for (uintptr_t i = 0; i < n; i++) {
-    rm_backoff_t bo = RM_BACKOFF_INIT;
-    unsigned polls = 0;
-    while (rm_bravo_slot_holds(rm_atomic_load_acquire(&slots[i]), &l->bias)) {
-      if (mode == 2 && (++polls & 63u) == 0 && rm_timespec_expired((int)clk, abs))
-        return ETIMEDOUT;
-      rm_backoff_wait(&bo);
-    }
-  }
-  return 0;
+  return rm_bravo_wait_unheld(&l->bias, pl_table(),
+                              mode == 2 ? RM_BRAVO_REVOKE_TIMED : RM_BRAVO_REVOKE_WAIT, (int)clk,
+                              abs);
 }
 
 int pl_wrlock(struct pl_lock *l, int mode, clockid_t clk, const struct timespec *abs) {
@@ -395,9 +402,6 @@ int pl_destroy(struct pl_lock *l) {
       pl_remove(h);
     }
   }
-  uintptr_t *slots = rm_atomic_load_acquire(&rm_bravo_table.slots);
-  if (slots && !l->fx.pshared)
-    for (uintptr_t i = 0; i <= rm_bravo_table.mask; i++)
-      if (rm_bravo_slot_holds(rm_atomic_load_relaxed(&slots[i]), l)) return EBUSY;
+  if (!l->fx.pshared && rm_bravo_table_holds(&l->bias, pl_table())) return EBUSY;
   return 0;
 }

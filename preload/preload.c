@@ -4,9 +4,9 @@
  *   LD_PRELOAD=libreadmostly-preload.so program
  *
  * Every pthread_rwlock_* call of the program lands here and goes to the
- * mode READMOSTLY_RWLOCK chose: bravo (the default, mode_bravo.c), prwlock
- * (mode_prwlock.c) or passthrough (glibc's own functions, found with
- * dlsym(RTLD_NEXT)).  The lock's layout in pthread_rwlock_t, and what each
+ * mode READMOSTLY_RWLOCK chose: bravo (the default, mode_bravo.c), bravo2d
+ * (the same code over a BRAVO-2D table), prwlock (mode_prwlock.c) or
+ * passthrough (glibc's own functions, found with dlsym(RTLD_NEXT)).  The lock's layout in pthread_rwlock_t, and what each
  * file holds, are in preload_internal.h.  This file keeps the exported
  * functions, with each mode's fast path inlined (one load of the mode, then
  * straight into it), the mode switch, the thread ids and the constructor.
@@ -56,13 +56,53 @@ static void pl_resolve_real(void) {
 #undef PL_SYM
 }
 
+/* READMOSTLY_RWLOCK=bravo2d's table (preload_internal.h), created once
+ * before the mode is published: one thread creates it (a CAS on the state:
+ * 0 none, 1 being created, 2 done), any other waits for it, yielding (the
+ * creation never blocks).  It uses the READMOSTLY_BRAVO2D_* variables as
+ * the library's shared table does.  Creation may fail (no memory, a
+ * refused attribute): the table then has no slots, and no lock is ever
+ * biased (rm_bravo_read_slow_bias finds no table), which is correct. */
+struct rm_bravo_table pl_t2d;
+static uint32_t pl_t2d_state;
+static void pl_t2d_create(void) {
+  uint32_t none = 0;
+  /* Acquire on failure: whoever finds 2 sees the table created. */
+  if (__atomic_compare_exchange_n(&pl_t2d_state, &none, 1u, false, __ATOMIC_ACQUIRE,
+                                  __ATOMIC_ACQUIRE)) {
+    int e = rm_bravo2d_table_create(&pl_t2d, NULL);
+    if (e)
+      fprintf(stderr, "readmostly-preload: no BRAVO-2D table (%s): read locks stay unbiased\n",
+              strerror(e));
+    /* Release: the table before the state (and the mode, stored after). */
+    __atomic_store_n(&pl_t2d_state, 2u, __ATOMIC_RELEASE);
+    return;
+  }
+  while (__atomic_load_n(&pl_t2d_state, __ATOMIC_ACQUIRE) != 2u) sched_yield();
+}
+
+/* In a fork child: the 2D table's slots of threads that do not exist there
+ * (bravo.h, point 6, and the flat table's handler, bravo.c): the forking
+ * thread's own slots are those of its held list, which the child keeps. */
+static bool pl_own_slot(const uintptr_t *slot, void *arg) {
+  (void)arg;
+  for (size_t i = 0; i < pl_n; i++)
+    if (pl_at(i)->slot == slot) return true;
+  return false;
+}
+static void pl_t2d_fork_child(void) {
+  if (rm_atomic_load_relaxed(&pl_mode_v) == PL_BRAVO2D)
+    rm_bravo_table_fork_child(&pl_t2d, pl_own_slot, NULL);
+}
+
 /* Read READMOSTLY_RWLOCK once, on first use (a constructor of another
  * library may lock before ours runs).  Racing first calls compute the same
  * answer. */
 RM_NOINLINE int pl_mode_init(void) {
-  /* In the order of PL_BRAVO, PL_PASSTHROUGH, PL_PRWLOCK (1, 2, 3). */
-  static const char *const modes[] = {"bravo", "passthrough", "prwlock", NULL};
+  /* In the order of PL_BRAVO, PL_PASSTHROUGH, PL_PRWLOCK, PL_BRAVO2D. */
+  static const char *const modes[] = {"bravo", "passthrough", "prwlock", "bravo2d", NULL};
   int m = 1 + rm_env_choice("READMOSTLY_RWLOCK", modes, 0);
+  if (m == PL_BRAVO2D) pl_t2d_create();
   /* Before any record exists: a thread that exits holding a read lock keeps
    * it, as with glibc. */
   if (m == PL_PRWLOCK) {
@@ -100,7 +140,10 @@ RM_NOINLINE uint32_t pl_id_init(void) {
 
 PL_TLS uint32_t pl_tid;
 RM_NOINLINE uint32_t pl_tid_init(void) { return pl_tid = (uint32_t)gettid(); }
-static void pl_atfork_child(void) { pl_tid = 0; }
+static void pl_atfork_child(void) {
+  pl_tid = 0;
+  pl_t2d_fork_child();
+}
 
 /* The held list (preload_internal.h) and its heap array's destructor. */
 PL_TLS struct pl_held pl_inl[PL_INLINE_HELD];
@@ -173,6 +216,7 @@ PL_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *rw) {
     if (RM_LIKELY(why == RM_BRAVO_FAST)) return 0;
     return pl_rdlock_other(PL(rw), 0, why);
   }
+  if (m == PL_BRAVO2D) return pl_rdlock2d(PL(rw), 0);
   if (m == PL_PRWLOCK) {
     int t = pw_rdlock_fast(PL(rw));
     if (RM_LIKELY(t == PW_HELD)) return 0;
@@ -187,6 +231,8 @@ PL_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *rw) {
     int why = pl_rdlock_fast(PL(rw));
     if (RM_LIKELY(why == RM_BRAVO_FAST)) return 0;
     e = pl_rdlock_other(PL(rw), 1, why);
+  } else if (m == PL_BRAVO2D) {
+    e = pl_rdlock2d(PL(rw), 1);
   } else if (m == PL_PRWLOCK) {
     int t = pw_rdlock_fast(PL(rw));
     if (RM_LIKELY(t == PW_HELD)) return 0;
@@ -241,6 +287,10 @@ PL_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *rw, clockid_t clk,
 /* The unlock in the other modes, out of line: the prwlock unlock needs
  * registers saved, which the default mode's paths then need not pay for. */
 static RM_NOINLINE int pl_unlock_mode(pthread_rwlock_t *rw, int m) {
+  if (m == PL_BRAVO2D) { /* the default mode's unlock: the held list names the slot */
+    if (RM_LIKELY(pl_unlock_fast(PL(rw)))) return 0;
+    return pl_unlock_other(PL(rw));
+  }
   if (m == PL_PRWLOCK) {
     /* Our own passive hold first: a thread that holds l passively cannot
      * hold its write lock too (pw_wrlock refuses with EDEADLK). */

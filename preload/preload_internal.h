@@ -5,7 +5,9 @@
  *                      switch (READMOSTLY_RWLOCK), glibc's functions for
  *                      the passthrough, thread ids, the constructor
  *   mode_bravo.c       READMOSTLY_RWLOCK=bravo (the default): BRAVO over
- *                      futexrw, fast read holds in BRAVO's table
+ *                      futexrw, fast read holds in BRAVO's table; and
+ *                      READMOSTLY_RWLOCK=bravo2d, the same over a BRAVO-2D
+ *                      table of the library's own (pl_t2d)
  *   mode_prwlock.c     READMOSTLY_RWLOCK=prwlock: passive readers on the
  *                      FCP consensus, over the same futexrw
  *   stats.c            READMOSTLY_STATS=1: the per-lock table and the
@@ -61,6 +63,7 @@
 #include <unistd.h>
 
 #include <readmostly/bravo.h>
+#include <readmostly/bravo2d.h>
 #include <readmostly/fcp.h>
 #include <readmostly/futexrw.h>
 
@@ -96,12 +99,22 @@ RM_STATIC_ASSERT(_Alignof(pthread_rwlock_t) >= _Alignof(struct pl_lock),
 
 /* ---- implementation choice (preload.c) -------------------------------------- */
 
-enum { PL_BRAVO = 1, PL_PASSTHROUGH = 2, PL_PRWLOCK = 3 };
+enum { PL_BRAVO = 1, PL_PASSTHROUGH = 2, PL_PRWLOCK = 3, PL_BRAVO2D = 4 };
 extern int pl_mode_v; /* 0: not read yet */
 RM_NOINLINE int pl_mode_init(void);
 RM_INLINE int pl_mode(void) {
   int m = rm_atomic_load_acquire(&pl_mode_v);
   return RM_LIKELY(m) ? m : pl_mode_init();
+}
+
+/* READMOSTLY_RWLOCK=bravo2d: BRAVO mode over a BRAVO-2D table of the
+ * library's own (rows per CPU; docs/bravo-preload2d.md), created by
+ * pl_mode_init before the mode is published.  Every path of mode_bravo.c
+ * but the inlined read lock works on either table through pl_table(). */
+extern struct rm_bravo_table pl_t2d;
+RM_INLINE struct rm_bravo_table *pl_table(void) {
+  /* Relaxed: the caller went through pl_mode() (acquire) already. */
+  return rm_atomic_load_relaxed(&pl_mode_v) == PL_BRAVO2D ? &pl_t2d : &rm_bravo_table;
 }
 
 /* ---- thread ids for `owner` (preload.c) ------------------------------------- */
@@ -275,6 +288,10 @@ RM_NOINLINE int pl_rdlock(struct pl_lock *l, int mode, clockid_t clk, const stru
                           int why);
 RM_NOINLINE int pl_rdlock_other(struct pl_lock *l, int mode, int why);
 RM_NOINLINE int pl_unlock_other(struct pl_lock *l);
+/* READMOSTLY_RWLOCK=bravo2d's rdlock (mode 0) and tryrdlock (1), out of
+ * line: inlined beside the default mode's, it made the exported functions
+ * save four more registers on the default path. */
+RM_NOINLINE int pl_rdlock2d(struct pl_lock *l, int mode);
 int pl_wrlock(struct pl_lock *l, int mode, clockid_t clk, const struct timespec *abs);
 int pl_destroy(struct pl_lock *l);
 
@@ -287,14 +304,15 @@ int pl_destroy(struct pl_lock *l);
  * Returns RM_BRAVO_FAST with the hold taken, the reason it was not taken
  * (the general path then goes straight to A), or PL_UNTRIED if it did not
  * try. */
-RM_INLINE int pl_rdlock_fast(struct pl_lock *l) {
+RM_INLINE int pl_rdlock_fast_k(struct pl_lock *l, const bool two_d) {
   size_t n = pl_n;
   if (RM_UNLIKELY(n >= PL_INLINE_HELD)) return PL_UNTRIED;
   /* pl_find() over the inline entries only (n < PL_INLINE_HELD here). */
   for (size_t i = 0; i < n; i++)
     if (pl_inl[i].l == l) return PL_UNTRIED; /* recursive: counted in our slot */
   rm_token_t tok;
-  int why = rm_bravo_read_fast_shared(&l->bias, &rm_bravo_table, &tok);
+  int why = two_d ? rm_bravo2d_read_fast_shared(&l->bias, &pl_t2d, &tok)
+                  : rm_bravo_read_fast_shared(&l->bias, &rm_bravo_table, &tok);
   if (RM_LIKELY(why == RM_BRAVO_FAST)) {
     pl_inl[n].l = l;
     pl_inl[n].slot = (uintptr_t *)tok; /* the token is the slot's address */
@@ -305,6 +323,9 @@ RM_INLINE int pl_rdlock_fast(struct pl_lock *l) {
   if (RM_UNLIKELY(why == RM_BRAVO_SLOW_RACED_MARKED)) why = pl_pass_release(l);
   return why;
 }
+/* The default mode's, and READMOSTLY_RWLOCK=bravo2d's. */
+RM_INLINE int pl_rdlock_fast(struct pl_lock *l) { return pl_rdlock_fast_k(l, false); }
+RM_INLINE int pl_rdlock_fast2d(struct pl_lock *l) { return pl_rdlock_fast_k(l, true); }
 
 /* The unlock of the thread's most recent fast hold, not recursive: one CAS
  * of the slot from exactly l to 0.  A CAS and not a store because another

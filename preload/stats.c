@@ -113,9 +113,10 @@ static void pl_stats_print(void) {
     return;
   }
   fprintf(stderr,
-          "readmostly-preload: impl=bravo pid=%d locks=%zu fast_reads=%llu slow_reads=%llu "
+          "readmostly-preload: impl=%s pid=%d locks=%zu fast_reads=%llu slow_reads=%llu "
           "writes=%llu revocations=%llu revoke_ns=%llu\n",
-          (int)getpid(), nlocks, pl_u(tot[PS_FAST_READS]),
+          pl_mode() == PL_BRAVO2D ? "bravo2d" : "bravo", (int)getpid(), nlocks,
+          pl_u(tot[PS_FAST_READS]),
           pl_u(tot[PS_SLOW_BIAS_OFF] + tot[PS_SLOW_COLLISION] + tot[PS_SLOW_RACED]),
           pl_u(tot[PS_WRITES]), pl_u(tot[PS_REVOCATIONS]),
           pl_u(rm_ticks_to_ns(tot[PS_REVOKE_TICKS])));

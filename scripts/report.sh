@@ -368,6 +368,15 @@ run_grace_period() {
     grep -h -v -e '^#' -e '^experiment,' "$OUT"/gp-[1-4].csv; } > "$OUT/grace_period.csv"
   rm -f "$OUT"/gp-[1-4].csv
 }
+run_bravo_future() {
+  local q=()
+  [ "$QUICK" = 1 ] && q=(--quick)
+  # --main: the interference rows are this run's (interference.csv).
+  if ! scripts/report-bravo-future.sh --build build --out "$OUT/bravo-future" --main "$OUT" "${q[@]}" \
+       > "$OUT/bravo-future.log" 2>&1; then
+    echo "report: scripts/report-bravo-future.sh failed (its messages: $OUT/bravo-future.log)" >&2
+  fi
+}
 run_realprogs() {
   # Unmodified programs under the preload library (installs rocksdb-tools
   # and kyotocabinet-utils).  A failing program is reported, not hidden.
@@ -447,7 +456,7 @@ if [ -z "$RENDER" ]; then
   plan latency "$(est $((nL * 3 * R)) "$DL")"
   plan readers "$(est $((nL * 3 * R)) "$D")"
   plan alternator "$(est $((nL * 3 * R)) "$D")"
-  plan interference "$(est $((2 * 8 * 2 * R)) "$D")"
+  plan interference "$(est $((3 * 8 * 2 * R)) "$D")"
   plan test_rwlock "$(est $((nA * 3 * R)) "$D")"
   plan rwbench "$(est $((nR * (3 * 6 * R + 3 * (R + 1)))) "$(awk "BEGIN{print $D*0.8}")")"
   plan hashtable "$(est $((nA * 3 * R)) "$D")"
@@ -471,6 +480,10 @@ if [ -z "$RENDER" ]; then
   plan rlu_stress "$(est $((nSt * 2 * R)) "$D")"
   plan citrus "$(est $((nCit * 3 * 3 * R)) "$D")"
   plan dlist "$(est $((nDl * 3 * 2 * R)) "$D")"
+  # BRAVO's future directions (scripts/report-bravo-future.sh): quick, 11
+  # s on 2 quiet CPUs (0.1 s runs, no callgrind); full, about 75 s of runs
+  # and 3 minutes of callgrind.
+  if [ "$QUICK" = 1 ]; then plan "BRAVO future" 15; else plan "BRAVO future" 260; fi
   plan "real programs" "$RP_PLAN"
   plan kyoto "$KY_PLAN"
   plan "instruction counts" 30
@@ -500,6 +513,7 @@ if [ -z "$RENDER" ]; then
   step rlu_stress run rlu_stress --impl "$STRESS" --threads 1,2 --duration "$D" --reps "$R"
   step citrus run citrus --impl "$CIT" --threads 1,2,4 --duration "$D" --reps "$R" --param update=10,20,40
   step dlist run dlist --impl "$DLIST" --threads 1,2,4 --duration "$D" --reps "$R" --param update=0.1,1
+  step "BRAVO future" run_bravo_future
   others_end "during the benchmark suite"
   quiet_warn_now
   # The benchmarks run for the time they are given, but the real programs
@@ -768,7 +782,7 @@ render_plots() {
   [ -f "$OUT/kyoto.csv" ] && plot_threads kyoto ops_per_sec "mutations=10" "kyoto (RLU Fig. 12): Kyoto Cabinet CacheDB, 10 % mutations" "operations/s" "$OUT/kyoto.png" "$KY"
   plot_param rcu_batch updates_per_sec 1 "rcu_batch (FCP Fig. 22): updates per grace period B, 1 busy reader" "batch B" "updates/s" "$OUT/rcu_batch.png" "$RCU" batch 1
   for t in 2 4; do
-    awk -F, -v t=$t '$1=="interference" && $5=="ratio" && $3==t {sub("locks=","",$4); print $4, $6}' "$M" | sort -n > "$OUT/interference-$t.dat"
+    awk -F, -v t=$t '$1=="interference" && $2=="bravo-ba" && $5=="ratio" && $3==t {sub("locks=","",$4); print $4, $6}' "$M" | sort -n > "$OUT/interference-$t.dat"
   done
   gnuplot <<EOF || echo "report: gnuplot could not draw $OUT/interference.png" >&2
 set terminal pngcairo size 900,600 noenhanced
@@ -1232,6 +1246,12 @@ echo "stop (the ms per resize is that one's); the lookups did not run across a w
 echo
 img rlu_resize.png rlu_resize
 fi
+# BRAVO's future directions: scripts/report-bravo-future.sh's section (its
+# own tables and plots, in bravo-future/), one heading level as the others.
+if [ -f "$OUT/bravo-future/bravo-future.md" ]; then
+  sed -e 's/^!\[\([^]]*\)\](\([^)]*\))$/![\1](bravo-future\/\2)/' "$OUT/bravo-future/bravo-future.md"
+  echo
+fi
 glossary_section
 echo "## Reproduce"
 echo
@@ -1417,6 +1437,10 @@ render_report() {
 PLOTS_MISSING=0
 render_all() {
   if [ -n "$RENDER" ] && [ -f "$OUT/realprogs.csv" ]; then scripts/realprogs.sh --render "$OUT" >/dev/null; fi
+  if [ -f "$OUT/bravo-future/results.csv" ]; then
+    scripts/report-bravo-future.sh --render "$OUT/bravo-future" --main "$OUT" >/dev/null ||
+      echo "report: could not render BRAVO's future directions" >&2
+  fi
   if command -v gnuplot >/dev/null && gnuplot -e "set terminal pngcairo" 2>/dev/null; then
     render_plots
   else

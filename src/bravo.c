@@ -42,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sched.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -54,9 +55,9 @@
 
 /* Defined once, here, with default visibility: every shared object that
  * links libreadmostly sees this one table. */
-RM_API struct rm_bravo_table rm_bravo_table = {NULL, 0, 0, 9, 0, 0, 0, 0, 0};
+RM_API struct rm_bravo_table rm_bravo_table = {NULL, 0, 0, 9, 0, 0, 0, 0, 0, NULL, 0, 0};
 /* The BRAVO-2D table (bravo2d.h), allocated on first use like the flat one. */
-RM_API struct rm_bravo_table rm_bravo2d_table = {NULL, 0, 0, 9, 0, 0, 0, 0, 0};
+RM_API struct rm_bravo_table rm_bravo2d_table = {NULL, 0, 0, 9, 0, 0, 0, 0, 0, NULL, 0, 0};
 RM_API __thread struct rm_bravo_clock_skip rm_bravo_tls_skip
     __attribute__((tls_model("initial-exec")));
 
@@ -184,39 +185,296 @@ RM_API int rm_bravo2d_attr_init(struct rm_bravo2d_attr *a) {
   return 0;
 }
 
+/* ---- NUMA sectors (bravo2d.h) -----------------------------------------------
+ * A layout is a list of node groups, each a set of CPUs.  The rows are
+ * grouped by node: group g owns rows [g x node_rows, (g + 1) x node_rows),
+ * and the k-th CPU of group g (in CPU order) takes row g x node_rows + k.
+ * The map cpu_row[] holds that row for every CPU number up to a power of
+ * two at least the CPUs configured; a CPU outside the layout takes
+ * cpu & (rows - 1), like a table without groups.  Every row is scanned, so
+ * the map decides only locality. */
+#define T2D_CPU_LIMIT 65536u
+
+struct t2d_geom {
+  size_t slots;
+  unsigned rows;
+  intptr_t off;
+  uint32_t probe2;
+  uint32_t *cpu_row; /* malloc'ed, or NULL: no groups */
+  uint32_t cpu_row_mask;
+  uint32_t node_rows;
+  unsigned nodes;                           /* groups; 1 without */
+  bool real;                                /* from sysfs: place with mbind */
+  unsigned node_id[RM_BRAVO2D_NODES_MAX];   /* the node of each group (real) */
+};
+
+/* The decimal number at *p (before e), advancing *p; it stops growing at
+ * T2D_CPU_LIMIT, which the caller refuses. */
+static unsigned long cpu_number(const char **p, const char *e) {
+  unsigned long v = 0;
+  while (*p < e && **p >= '0' && **p <= '9' && v < T2D_CPU_LIMIT)
+    v = v * 10 + (unsigned)(*(*p)++ - '0');
+  return v;
+}
+
+/* Parse a CPU list ("0-3,8,10-11") in [p, e) into grp[cpu] = g.  Counts
+ * the CPUs into *n and raises *top above the highest.  EINVAL on a syntax
+ * error, an empty list, a CPU of T2D_CPU_LIMIT or more, or a CPU already in
+ * a group. */
+static int cpulist_parse(const char *p, const char *e, int8_t *grp, int8_t g, unsigned *n,
+                         unsigned *top) {
+  *n = 0;
+  while (p < e) {
+    if (*p < '0' || *p > '9') return EINVAL;
+    unsigned long a = cpu_number(&p, e), b = a;
+    if (p < e && *p == '-') {
+      p++;
+      if (p == e || *p < '0' || *p > '9') return EINVAL;
+      b = cpu_number(&p, e);
+    }
+    if (a > b || b >= T2D_CPU_LIMIT) return EINVAL;
+    for (unsigned long c = a; c <= b; c++) {
+      if (grp[c] >= 0) return EINVAL;
+      grp[c] = g;
+      ++*n;
+    }
+    if (b + 1 > *top) *top = (unsigned)b + 1;
+    if (p < e) {
+      if (*p != ',' || p + 1 == e) return EINVAL;
+      p++;
+    }
+  }
+  return *n ? 0 : EINVAL;
+}
+
+/* Parse a layout ("cpus:cpus:..."): grp[] filled, *ngroups, *maxper (CPUs
+ * of the largest group), *top (highest CPU + 1).  EINVAL if it does not
+ * parse or has more than RM_BRAVO2D_NODES_MAX groups. */
+static int layout_parse(const char *s, int8_t *grp, unsigned *ngroups, unsigned *maxper,
+                        unsigned *top) {
+  unsigned g = 0;
+  *maxper = 0;
+  *top = 0;
+  for (const char *p = s;; g++) {
+    const char *e = strchr(p, ':');
+    if (!e) e = p + strlen(p);
+    unsigned n;
+    if (g >= RM_BRAVO2D_NODES_MAX || cpulist_parse(p, e, grp, (int8_t)g, &n, top) != 0)
+      return EINVAL;
+    if (n > *maxper) *maxper = n;
+    if (!*e) break;
+    p = e + 1;
+  }
+  *ngroups = g + 1;
+  return 0;
+}
+
+/* Read a small sysfs file into buf without its trailing newline; false if
+ * it cannot be read. */
+static bool read_small(const char *path, char *buf, size_t len) {
+  FILE *f = fopen(path, "re");
+  if (!f) return false;
+  size_t n = fread(buf, 1, len - 1, f);
+  fclose(f);
+  while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' ')) n--;
+  buf[n] = '\0';
+  return true;
+}
+
+/* The machine's layout from /sys/devices/system/node: the online nodes that
+ * have CPUs, as a layout string in *out (malloc'ed) with their node ids;
+ * false when there is none to read or fewer than two such nodes. */
+static bool sysfs_layout(char **out, unsigned *ids) {
+  char online[256];
+  if (!read_small("/sys/devices/system/node/online", online, sizeof online)) return false;
+  int8_t *seen = (int8_t *)malloc(T2D_CPU_LIMIT);
+  size_t cap = 4096, used = 0;
+  char *lay = (char *)malloc(cap);
+  if (!seen || !lay) {
+    free(seen);
+    free(lay);
+    return false;
+  }
+  memset(seen, -1, T2D_CPU_LIMIT);
+  unsigned n, top = 0, g = 0;
+  /* The node numbers: a CPU list's syntax. */
+  if (cpulist_parse(online, online + strlen(online), seen, 0, &n, &top) != 0) top = 0;
+  for (unsigned node = 0; node < top && g < RM_BRAVO2D_NODES_MAX; node++) {
+    if (seen[node] < 0) continue;
+    char path[96], cpus[4096];
+    snprintf(path, sizeof path, "/sys/devices/system/node/node%u/cpulist", node);
+    if (!read_small(path, cpus, sizeof cpus) || !cpus[0]) continue; /* memory only */
+    size_t l = strlen(cpus);
+    if (used + l + 2 > cap) break;
+    if (g) lay[used++] = ':';
+    memcpy(lay + used, cpus, l);
+    used += l;
+    lay[used] = '\0';
+    ids[g++] = node;
+  }
+  free(seen);
+  if (g < 2) {
+    free(lay);
+    return false;
+  }
+  *out = lay;
+  return true;
+}
+
+/* Fill g's groups from layout string `lay` (real: the machine's).  0,
+ * EINVAL (a bad layout, or a rows attribute that disagrees), ENOMEM. */
+static int t2d_groups(const char *lay, bool real, unsigned want_rows, struct t2d_geom *g) {
+  int8_t *grp = (int8_t *)malloc(T2D_CPU_LIMIT);
+  if (!grp) return ENOMEM;
+  memset(grp, -1, T2D_CPU_LIMIT);
+  unsigned ng = 1, maxper = 1, top = 0;
+  int e = layout_parse(lay, grp, &ng, &maxper, &top);
+  size_t rpn = pow2_at_least(maxper), rows = pow2_at_least(ng) * rpn;
+  if (!e && (rows > 65536u || (want_rows != 0 && want_rows != rows))) e = EINVAL;
+  size_t m = pow2_at_least(top > rm_cpu_count() ? top : rm_cpu_count());
+  uint32_t *map = e ? NULL : (uint32_t *)malloc(m * sizeof *map);
+  if (!e && !map) e = ENOMEM;
+  if (!e) {
+    unsigned next[RM_BRAVO2D_NODES_MAX] = {0};
+    for (size_t c = 0; c < m; c++) {
+      int8_t gi = c < T2D_CPU_LIMIT ? grp[c] : (int8_t)-1;
+      map[c] = gi >= 0 ? (uint32_t)((size_t)gi * rpn + next[gi]++) : (uint32_t)(c & (rows - 1));
+    }
+    g->cpu_row = map;
+    g->cpu_row_mask = (uint32_t)(m - 1);
+    g->node_rows = (uint32_t)rpn;
+    g->nodes = ng;
+    g->rows = (unsigned)rows;
+    g->real = real;
+  }
+  free(grp);
+  return e;
+}
+
 /* Resolve the defaults of *a (from the environment and the machine) and
- * check it: 0, EINVAL or ENOTSUP; *slots, *rows, *off (rseq offset, 0 for
- * sched_getcpu) and *probe2 (the second column's XOR, 0 for none) are the
- * geometry. */
-static int t2d_resolve(const struct rm_bravo2d_attr *a, size_t *slots, unsigned *rows,
-                       intptr_t *off, uint32_t *probe2) {
+ * check it into *g: 0, EINVAL, ENOTSUP or ENOMEM (g->cpu_row is then
+ * NULL).  grow: a slot count too small for the rows grows (private
+ * tables) instead of being refused. */
+static int t2d_resolve(const struct rm_bravo2d_attr *a, bool grow, struct t2d_geom *g) {
+  memset(g, 0, sizeof *g);
+  g->nodes = 1;
   if (a->rows > 65536u || (a->rows != 0 && !is_pow2(a->rows))) return EINVAL;
   if (a->slots != 0 && (!is_pow2(a->slots) || a->slots > ((size_t)1 << 24))) return EINVAL;
   if (a->second_probe > 1u || a->cpu_source > RM_BRAVO2D_CPU_GETCPU) return EINVAL;
-  unsigned r = a->rows ? a->rows : (unsigned)pow2_at_least(rm_cpu_count());
+  /* NUMA sectors: the attribute, else the environment, else the machine. */
+  const char *nodes = a->nodes;
+  bool from_env = false;
+  if (!nodes) {
+    nodes = getenv("READMOSTLY_BRAVO2D_NODES");
+    from_env = nodes != NULL && *nodes;
+    if (!from_env) nodes = "auto";
+  }
+  int e = 0;
+  if (!strcmp(nodes, "auto")) {
+    char *lay = NULL;
+    if (sysfs_layout(&lay, g->node_id)) {
+      /* A machine whose layout we cannot use (too many CPUs a node for
+       * the rows asked for) keeps rows in CPU order. */
+      if (t2d_groups(lay, true, a->rows, g) == ENOMEM) e = ENOMEM;
+      free(lay);
+    }
+  } else if (strcmp(nodes, "off") != 0) {
+    e = t2d_groups(nodes, false, a->rows, g);
+    if (e == EINVAL && from_env) {
+      rm_env_report("READMOSTLY_BRAVO2D_NODES", nodes,
+                    "is not valid: want auto, off or CPU lists separated by ':'", "auto");
+      e = 0;
+    }
+  }
+  if (e) return e;
+  unsigned r = g->cpu_row ? g->rows : a->rows ? a->rows : (unsigned)pow2_at_least(rm_cpu_count());
   size_t n = a->slots;
+  /* With groups: rows of at least a sector, and a group of at least a page
+   * (4 KiB: 512 slots), so that no page holds rows of two nodes. */
+  size_t row_min = RM_BRAVO2D_ROW_MIN;
+  if (g->cpu_row && 512u / g->node_rows > row_min) row_min = 512u / g->node_rows;
   if (n == 0) {
     n = rm_env_pow2("READMOSTLY_BRAVO2D_TABLE_SLOTS", 1, (size_t)1 << 24, default_slots());
-    /* A default too small for the rows grows to one sector a row. */
-    if (n < (size_t)r * RM_BRAVO2D_ROW_MIN) n = (size_t)r * RM_BRAVO2D_ROW_MIN;
+    /* A default too small for the rows grows. */
+    if (n < (size_t)r * row_min) n = (size_t)r * row_min;
+  } else if (grow && n < (size_t)r * RM_BRAVO2D_ROW_MIN) {
+    n = (size_t)r * RM_BRAVO2D_ROW_MIN;
   }
-  if (n / r < RM_BRAVO2D_ROW_MIN) return EINVAL;
+  if (n / r < RM_BRAVO2D_ROW_MIN || n > ((size_t)1 << 24)) e = EINVAL;
   unsigned src = a->cpu_source;
   if (src == RM_BRAVO2D_CPU_AUTO)
     src = (unsigned)rm_env_choice("READMOSTLY_BRAVO2D_CPU", cpu_sources, 0);
   intptr_t o = 0;
-  if (src != RM_BRAVO2D_CPU_GETCPU) {
+  if (!e && src != RM_BRAVO2D_CPU_GETCPU) {
     o = rseq_offset();
-    if (o == 0 && src == RM_BRAVO2D_CPU_RSEQ) return ENOTSUP;
+    if (o == 0 && src == RM_BRAVO2D_CPU_RSEQ) e = ENOTSUP;
+  }
+  if (e) {
+    free(g->cpu_row);
+    g->cpu_row = NULL;
+    return e;
   }
   bool p2 = a->second_probe || rm_env_flag("READMOSTLY_BRAVO2D_PROBE2");
-  *slots = n;
-  *rows = r;
-  *off = o;
+  g->slots = n;
+  g->rows = r;
+  g->off = o;
   /* The second column: the first XOR half a row, in another cache sector
    * of the same row (rows have 16 slots or more). */
-  *probe2 = p2 ? (uint32_t)(n / r / 2u) : 0u;
+  g->probe2 = p2 ? (uint32_t)(n / r / 2u) : 0u;
   return 0;
+}
+
+/* Place each node group's pages on its node (a real layout only; the
+ * pages are not touched yet).  MPOL_PREFERRED: memory elsewhere is still
+ * used when the node is full.  Failures change nothing but placement. */
+static void t2d_place(const struct t2d_geom *g, uintptr_t *slots, int huge) {
+#if defined(SYS_mbind)
+  size_t group = (g->slots / g->rows) * g->node_rows * sizeof(uintptr_t);
+  size_t page = huge ? (2u << 20) : (size_t)sysconf(_SC_PAGESIZE);
+  if (!g->real || g->nodes < 2 || group % page != 0) return;
+  for (unsigned k = 0; k < g->nodes; k++) {
+    unsigned long mask[1024 / (8 * sizeof(unsigned long))] = {0};
+    unsigned id = g->node_id[k];
+    if (id >= 1023) continue; /* the kernel reads maxnode - 1 bits */
+    mask[id / (8 * sizeof(unsigned long))] |= 1ul << (id % (8 * sizeof(unsigned long)));
+    (void)syscall(SYS_mbind, (char *)slots + (size_t)k * group, group, 1 /* MPOL_PREFERRED */,
+                  mask, (unsigned long)1024, 0u);
+  }
+#else
+  (void)g;
+  (void)slots;
+  (void)huge;
+#endif
+}
+
+/* Store geometry g into t (relaxed: published by the caller's release
+ * store of the slots). */
+static void t2d_store(struct rm_bravo_table *t, const struct t2d_geom *g) {
+  rm_atomic_store_relaxed(&t->mask, (uintptr_t)(g->slots - 1));
+  rm_atomic_store_relaxed(&t->row_shift, (uint32_t)log2_pow2(g->slots / g->rows));
+  rm_atomic_store_relaxed(&t->row_mask, (uint32_t)(g->rows - 1));
+  rm_atomic_store_relaxed(&t->probe2_xor, g->probe2);
+  rm_atomic_store_relaxed(&t->rseq_off, g->off);
+  rm_atomic_store_relaxed(&t->cpu_row_mask, g->cpu_row_mask);
+  rm_atomic_store_relaxed(&t->node_rows, g->node_rows);
+  rm_atomic_store_relaxed(&t->cpu_row, (const uint32_t *)g->cpu_row);
+}
+
+/* Map a table of geometry g on its own pages, place its node groups, and
+ * store the geometry into t; the caller publishes the slots.  NULL on
+ * failure (g's map freed). */
+static uintptr_t *t2d_map(struct rm_bravo_table *t, struct t2d_geom *g) {
+  size_t bytes;
+  int huge;
+  uintptr_t *s = map_table(g->slots, &bytes, &huge);
+  if (!s) {
+    free(g->cpu_row);
+    g->cpu_row = NULL;
+    return NULL;
+  }
+  t2d_place(g, s, huge);
+  t2d_store(t, g);
+  return s;
 }
 
 static int t2d_init(const struct rm_bravo2d_attr *a, bool configuring) {
@@ -227,37 +485,30 @@ static int t2d_init(const struct rm_bravo2d_attr *a, bool configuring) {
   int cs;
   /* The environment checks may print (see rm_bravo_table_init_slowpath). */
   pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
-  size_t slots = 0, bytes;
-  unsigned rows = 0;
-  intptr_t off = 0;
-  uint32_t probe2 = 0;
-  int r = t2d_resolve(a, &slots, &rows, &off, &probe2);
   uint32_t none = 0;
+  int r = 0;
   /* Acquire on failure: a thread that finds 2 (done) also sees the slots
    * and geometry stored before the release store of 2 below.  Acquire on
-   * success orders nothing we need; the table is ours to fill. */
-  if (r == 0 && !__atomic_compare_exchange_n(&t2d_state, &none, 1u, false, __ATOMIC_ACQUIRE,
-                                              __ATOMIC_ACQUIRE))
+   * success orders nothing we need; the table is ours to fill.  The state
+   * is taken before resolving, which may allocate the CPU map: a loser
+   * allocates nothing. */
+  if (!__atomic_compare_exchange_n(&t2d_state, &none, 1u, false, __ATOMIC_ACQUIRE,
+                                   __ATOMIC_ACQUIRE)) {
     r = configuring ? EBUSY : (none == 2u ? 0 : EAGAIN);
-  else if (r == 0) {
-    int huge;
-    uintptr_t *s = map_table(slots, &bytes, &huge);
-    if (!s) {
-      r = ENOMEM;
+  } else {
+    struct t2d_geom g;
+    r = t2d_resolve(a, false, &g);
+    uintptr_t *s = r ? NULL : t2d_map(&rm_bravo2d_table, &g);
+    if (!r && !s) r = ENOMEM;
+    if (r) {
       __atomic_store_n(&t2d_state, 0u, __ATOMIC_RELEASE);
     } else {
-      unsigned rs = log2_pow2(slots / rows);
-      rm_atomic_store_relaxed(&rm_bravo2d_table.mask, (uintptr_t)(slots - 1));
-      rm_atomic_store_relaxed(&rm_bravo2d_table.row_shift, (uint32_t)rs);
-      rm_atomic_store_relaxed(&rm_bravo2d_table.row_mask, (uint32_t)(rows - 1));
-      rm_atomic_store_relaxed(&rm_bravo2d_table.probe2_xor, probe2);
-      rm_atomic_store_relaxed(&rm_bravo2d_table.rseq_off, off);
       /* stats_on is not ours to write: rm_bravo_stats_enable() sets it in
        * both tables, and other threads read it (plainly) while we
        * allocate. */
-      /* Release: the geometry above is visible to every thread that loads
-       * the slots with acquire (slow readers before they set a bias,
-       * writers before they scan). */
+      /* Release: the geometry (and the CPU map's contents) are visible to
+       * every thread that loads the slots with acquire (slow readers
+       * before they set a bias, writers before they scan). */
       rm_atomic_store_release(&rm_bravo2d_table.slots, s);
       __atomic_store_n(&t2d_state, 2u, __ATOMIC_RELEASE);
     }
@@ -271,14 +522,20 @@ RM_API int rm_bravo2d_configure(const struct rm_bravo2d_attr *a) {
   return t2d_init(a, true);
 }
 
-RM_API int rm_bravo2d_get_attr(struct rm_bravo2d_attr *out) {
-  if (!out) return EINVAL;
+/* The shared table, allocated with the defaults if needed: 0 or ENOMEM. */
+static int t2d_ready(void) {
   int e = t2d_init(NULL, false);
   /* EAGAIN: another thread is allocating; wait for it (it never blocks). */
   while (e == EAGAIN) {
     sched_yield();
     e = t2d_init(NULL, false);
   }
+  return e;
+}
+
+RM_API int rm_bravo2d_get_attr(struct rm_bravo2d_attr *out) {
+  if (!out) return EINVAL;
+  int e = t2d_ready();
   if (e) return e;
   unsigned rs = rm_atomic_load_relaxed(&rm_bravo2d_table.row_shift);
   out->rows = rm_atomic_load_relaxed(&rm_bravo2d_table.row_mask) + 1u;
@@ -287,6 +544,36 @@ RM_API int rm_bravo2d_get_attr(struct rm_bravo2d_attr *out) {
   out->cpu_source = rm_atomic_load_relaxed(&rm_bravo2d_table.rseq_off) != 0
                         ? RM_BRAVO2D_CPU_RSEQ
                         : RM_BRAVO2D_CPU_GETCPU;
+  out->nodes = NULL;
+  return 0;
+}
+
+RM_API unsigned rm_bravo2d_nodes(void) {
+  if (t2d_ready() != 0) return 0;
+  uint32_t nr = rm_atomic_load_relaxed(&rm_bravo2d_table.node_rows);
+  return nr ? (rm_atomic_load_relaxed(&rm_bravo2d_table.row_mask) + 1u) / nr : 1u;
+}
+
+RM_API long rm_bravo2d_row_of_cpu(unsigned cpu) {
+  if (t2d_ready() != 0) return -1;
+  const uint32_t *map = rm_atomic_load_relaxed(&rm_bravo2d_table.cpu_row);
+  if (!map) return (long)(cpu & rm_bravo2d_table.row_mask);
+  return (long)map[cpu & rm_bravo2d_table.cpu_row_mask];
+}
+
+RM_API int rm_bravo2d_table_create(struct rm_bravo_table *t, const struct rm_bravo2d_attr *a) {
+  if (!t || t->slots) return EINVAL;
+  struct rm_bravo2d_attr dflt;
+  rm_bravo2d_attr_init(&dflt);
+  struct t2d_geom g;
+  int e = t2d_resolve(a ? a : &dflt, false, &g);
+  if (e) return e;
+  uintptr_t *s = t2d_map(t, &g);
+  if (!s) return ENOMEM;
+  t->stats_on = rm_bravo_table.stats_on;
+  t->n = rm_bravo_table.n;
+  /* Release: as the shared table's publication. */
+  rm_atomic_store_release(&t->slots, s);
   return 0;
 }
 
@@ -297,21 +584,16 @@ RM_API int rm_bravo2d_table_private_init(struct rm_bravo_table *t, size_t slots,
   rm_bravo2d_attr_init(&a);
   a.rows = rows;
   a.second_probe = second_probe;
-  size_t n;
-  unsigned r;
-  intptr_t off;
-  uint32_t probe2;
   a.slots = pow2_at_least(slots);
-  if (a.rows == 0) a.rows = (unsigned)pow2_at_least(rm_cpu_count());
-  if (a.slots < (size_t)a.rows * RM_BRAVO2D_ROW_MIN) a.slots = (size_t)a.rows * RM_BRAVO2D_ROW_MIN;
-  int e = t2d_resolve(&a, &n, &r, &off, &probe2);
+  struct t2d_geom g;
+  int e = t2d_resolve(&a, true, &g);
   if (e) return e;
-  e = rm_bravo_table_private_init(t, n);
-  if (e) return e;
-  t->row_shift = log2_pow2(n / r);
-  t->row_mask = r - 1;
-  t->probe2_xor = probe2;
-  t->rseq_off = off;
+  e = rm_bravo_table_private_init(t, g.slots);
+  if (e) {
+    free(g.cpu_row);
+    return e;
+  }
+  t2d_store(t, &g);
   return 0;
 }
 
@@ -343,6 +625,9 @@ RM_API int rm_bravo_table_private_init(struct rm_bravo_table *t, size_t slots) {
   t->probe2_xor = 0;
   t->dynamic = 0;
   t->rseq_off = 0;
+  t->cpu_row = NULL;
+  t->cpu_row_mask = 0;
+  t->node_rows = 0;
   t->stats_on = rm_bravo_table.stats_on;
   t->n = rm_bravo_table.n;
   return 0;
@@ -351,7 +636,10 @@ RM_API int rm_bravo_table_private_init(struct rm_bravo_table *t, size_t slots) {
 RM_API void rm_bravo_table_private_destroy(struct rm_bravo_table *t) {
   if (!t) return;
   free(t->slots);
+  /* A private BRAVO-2D table's CPU map (NUMA sectors) is its own. */
+  free((void *)t->cpu_row);
   t->slots = NULL;
+  t->cpu_row = NULL;
   t->mask = 0;
 }
 
@@ -520,6 +808,7 @@ __attribute__((target("avx2"))) static size_t scan_avx2(const uintptr_t *s, size
   __atomic_thread_fence(__ATOMIC_ACQUIRE);
   return i;
 }
+
 #endif
 
 typedef size_t (*scan_fn)(const uintptr_t *, size_t, size_t);
@@ -593,11 +882,16 @@ static int scan_table(struct rm_bravo_bias *b, struct rm_bravo_table *t, int mod
   if (!slots) return 0;
   uint32_t rs = rm_atomic_load_relaxed(&t->row_shift);
   if (rs != 0) {
-    uintptr_t rows = (uintptr_t)rm_atomic_load_relaxed(&t->row_mask) + 1;
+    uintptr_t rmask = (uintptr_t)rm_atomic_load_relaxed(&t->row_mask);
     uint32_t col = rm_bravo2d_column(b, rs);
     uint32_t x = rm_atomic_load_relaxed(&t->probe2_xor);
-    for (uintptr_t r = 0; r < rows; r++) {
-      uintptr_t *row = slots + (r << rs);
+    /* NUMA sectors: the column in our own node's rows first (local
+     * memory), then group by group.  Any order reads every row once after
+     * W1, which is all the Dekker argument asks of W2. */
+    uint32_t nr = rm_atomic_load_relaxed(&t->node_rows);
+    uintptr_t first = nr ? (uintptr_t)(rm_bravo2d_row(t) & ~(nr - 1u)) : 0;
+    for (uintptr_t i = 0; i <= rmask; i++) {
+      uintptr_t *row = slots + (((first + i) & rmask) << rs);
       int e = wait_slot(row + col, b, mode, clk, abstime);
       if (!e && x) e = wait_slot(row + (col ^ x), b, mode, clk, abstime);
       if (e) return e;
@@ -605,6 +899,44 @@ static int scan_table(struct rm_bravo_bias *b, struct rm_bravo_table *t, int mod
     return 0;
   }
   return rm_bravo_scan_slots(b, slots, rm_atomic_load_relaxed(&t->mask) + 1, mode, clk, abstime);
+}
+
+RM_API int rm_bravo_wait_unheld(struct rm_bravo_bias *b, struct rm_bravo_table *t, int mode,
+                                int clk, const struct timespec *abstime) {
+  if (mode == RM_BRAVO_REVOKE_TRY) return EINVAL;
+  return scan_table(b, t, mode, clk, abstime);
+}
+
+/* Call f(slot, arg) for every slot of t a reader of b can publish in (every
+ * slot of a flat table; b's column, and second column, in every row of a
+ * 2D one) until it returns true; true if one did.  The geometry is read
+ * after an acquire load of the slots, as in scan_table. */
+static bool each_candidate(const struct rm_bravo_bias *b, const struct rm_bravo_table *t,
+                           bool (*f)(uintptr_t *slot, const void *arg), const void *arg) {
+  uintptr_t *slots = rm_atomic_load_acquire(&((struct rm_bravo_table *)t)->slots);
+  if (!slots) return false;
+  uint32_t rs = rm_atomic_load_relaxed(&t->row_shift);
+  if (rs == 0) {
+    uintptr_t mask = rm_atomic_load_relaxed(&t->mask);
+    for (uintptr_t i = 0; i <= mask; i++)
+      if (f(&slots[i], arg)) return true;
+    return false;
+  }
+  uintptr_t rmask = (uintptr_t)rm_atomic_load_relaxed(&t->row_mask);
+  uint32_t col = rm_bravo2d_column(b, rs), x = rm_atomic_load_relaxed(&t->probe2_xor);
+  for (uintptr_t r = 0; r <= rmask; r++) {
+    uintptr_t *row = slots + (r << rs);
+    if (f(row + col, arg) || (x && f(row + (col ^ x), arg))) return true;
+  }
+  return false;
+}
+
+static bool slot_holds_arg(uintptr_t *s, const void *b) {
+  return rm_bravo_slot_holds(rm_atomic_load_relaxed(s), b);
+}
+
+RM_API bool rm_bravo_table_holds(const struct rm_bravo_bias *b, const struct rm_bravo_table *t) {
+  return each_candidate(b, t, slot_holds_arg, b);
 }
 
 /* Primum non nocere: after a revocation that took [start, now), inhibit
@@ -760,26 +1092,34 @@ RM_API RM_COLD void rm_bravo_wm_bad_unlock_abort(const void *lock) {
 
 /* ---- slots released by another thread (bravo.h, point 2) ------------------ */
 
-RM_API bool rm_bravo_release_foreign(struct rm_bravo_bias *b, struct rm_bravo_table *t,
-                                     const uintptr_t *skip) {
-  uintptr_t *slots = rm_atomic_load_acquire(&t->slots);
-  if (!slots) return false;
-  uintptr_t mask = rm_atomic_load_relaxed(&t->mask);
-  for (uintptr_t i = 0; i <= mask; i++) {
-    if (&slots[i] == skip) continue;
-    uintptr_t v = rm_atomic_load_relaxed(&slots[i]);
-    while (rm_bravo_slot_holds(v, b)) {
-      uintptr_t nv = (v & RM_BRAVO_SLOT_NEST_MASK) ? v - RM_BRAVO_SLOT_NEST_ONE
-                                                   : ((uintptr_t)b | RM_BRAVO_SLOT_RELEASED);
-      RM_DEBUG_PAUSE("bravo.release_foreign.found");
-      /* Release, as the owner's unlock (R3): whatever the holder did is
-       * ordered before a writer that sees the slot change. */
-      if (__atomic_compare_exchange_n(&slots[i], &v, nv, false, __ATOMIC_RELEASE,
-                                      __ATOMIC_RELAXED))
-        return true;
-    }
+struct foreign_arg {
+  struct rm_bravo_bias *b;
+  const uintptr_t *skip;
+};
+
+/* Release one hold of a->b in slot s if it holds one. */
+static bool release_in_slot(uintptr_t *s, const void *arg) {
+  const struct foreign_arg *a = (const struct foreign_arg *)arg;
+  if (s == a->skip) return false;
+  uintptr_t v = rm_atomic_load_relaxed(s);
+  while (rm_bravo_slot_holds(v, a->b)) {
+    uintptr_t nv = (v & RM_BRAVO_SLOT_NEST_MASK) ? v - RM_BRAVO_SLOT_NEST_ONE
+                                                 : ((uintptr_t)a->b | RM_BRAVO_SLOT_RELEASED);
+    RM_DEBUG_PAUSE("bravo.release_foreign.found");
+    /* Release, as the owner's unlock (R3): whatever the holder did is
+     * ordered before a writer that sees the slot change. */
+    if (__atomic_compare_exchange_n(s, &v, nv, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+      return true;
   }
   return false;
+}
+
+/* The slots looked at are those a reader of b can publish in: the whole
+ * flat table, or b's columns of a 2D table (bravo.h, after point 6). */
+RM_API bool rm_bravo_release_foreign(struct rm_bravo_bias *b, struct rm_bravo_table *t,
+                                     const uintptr_t *skip) {
+  struct foreign_arg a = {b, skip};
+  return each_candidate(b, t, release_in_slot, &a);
 }
 
 /* ---- fork ----------------------------------------------------------------
@@ -821,15 +1161,18 @@ static bool probe_read(const void *p, void *out, size_t n) {
   return true;
 }
 
-/* The rule above over one flat table (the plain one, or a live table of
- * the resizable family, whose CLOSED slots stay closed). */
-static void fork_clear_flat(uintptr_t *slots, uintptr_t mask) {
-  uintptr_t self = rm_thread_identity();
+/* The handler's work over one flat table (slots, mask), the forking
+ * thread's own slots told by own().  A CLOSED slot of the resizable family
+ * (bravo_dyn.c) stays closed. */
+static void fork_clear(uintptr_t *slots, uintptr_t mask, bool (*own)(const uintptr_t *, void *),
+                       void *arg) {
+  if (!slots) return;
+  int saved = errno;
   for (uintptr_t i = 0; i <= mask; i++) {
     uintptr_t v = slots[i], lk = RM_BRAVO_SLOT_LOCK(v);
     if (!v || v == RM_BRAVO_SLOT_CLOSED) continue;
-    /* Our own slot (its hash names it) stays, whatever it holds. */
-    if ((rm_bravo_hash((const void *)lk, self) & mask) == i) continue;
+    /* Our own slot stays, whatever it holds. */
+    if (own(&slots[i], arg)) continue;
     uint32_t word = 0;
     if (!(v & RM_BRAVO_SLOT_RELEASED) &&
         probe_read((const void *)(lk + offsetof(struct rm_bravo_bias, rbias)), &word,
@@ -838,17 +1181,36 @@ static void fork_clear_flat(uintptr_t *slots, uintptr_t mask) {
       continue;
     slots[i] = 0;
   }
+  errno = saved;
+}
+
+/* A table indexed by the hash of (lock, thread): a slot is ours when our
+ * hash of its lock names it. */
+struct fork_hashed {
+  uintptr_t self, *slots, mask;
+};
+static bool own_by_hash(const uintptr_t *s, void *arg) {
+  const struct fork_hashed *h = arg;
+  uintptr_t lk = RM_BRAVO_SLOT_LOCK(*s);
+  return &h->slots[rm_bravo_hash((const void *)lk, h->self) & h->mask] == s;
+}
+static void fork_clear_hashed(uintptr_t *slots, uintptr_t mask) {
+  struct fork_hashed h = {rm_thread_identity(), slots, mask};
+  fork_clear(slots, mask, own_by_hash, &h);
 }
 
 static void bravo_fork_child(void) {
-  int saved = errno;
-  if (rm_bravo_table.slots) fork_clear_flat(rm_bravo_table.slots, rm_bravo_table.mask);
+  fork_clear_hashed(rm_bravo_table.slots, rm_bravo_table.mask);
   /* The resizable family (bravo_dyn.c): both live tables. */
   rm_bravo_dyn_fork_reset();
   struct rm_bravo_dtab *c = rm_bravo_dyn.cur, *o = rm_bravo_dyn.old;
-  if (c) fork_clear_flat(c->slots, c->mask);
-  if (o && o != c) fork_clear_flat(o->slots, o->mask);
-  errno = saved;
+  if (c) fork_clear_hashed(c->slots, c->mask);
+  if (o && o != c) fork_clear_hashed(o->slots, o->mask);
+}
+
+RM_API void rm_bravo_table_fork_child(struct rm_bravo_table *t,
+                                      bool (*own)(const uintptr_t *slot, void *arg), void *arg) {
+  if (t && own) fork_clear(t->slots, t->mask, own, arg);
 }
 
 /* BRAVO-2D (bravo2d.h, FORK): the forking thread's slots cannot be told

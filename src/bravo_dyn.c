@@ -30,9 +30,8 @@
 #include <string.h>
 
 RM_API struct rm_bravo_dyn rm_bravo_dyn = {NULL, NULL};
-/* slots, mask, stats_on, n, row_shift, row_mask, probe2_xor, dynamic,
- * rseq_off: only stats_on, dynamic and (as "allocated") slots are used. */
-RM_API struct rm_bravo_table rm_bravo_dyn_table = {NULL, 0, 0, 9, 0, 0, 0, 1, 0};
+/* Only stats_on, n, dynamic and (as "allocated") slots are used. */
+RM_API struct rm_bravo_table rm_bravo_dyn_table = {.n = 9, .dynamic = 1};
 
 #define DYN_LOG_MAX 24
 #define DYN_EVAL_NS 10000000ull /* the policy looks at most every 10 ms */

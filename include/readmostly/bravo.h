@@ -158,6 +158,13 @@ struct rm_bravo_table {
   uint32_t dynamic; /* 1: the resizable family's (readmostly/bravo_dyn.h);
                      * its slots and mask are not used for indexing */
   intptr_t rseq_off;
+  /* BRAVO-2D NUMA sectors (bravo2d.h), written with the geometry: when
+   * cpu_row is not NULL, a reader on CPU c takes row
+   * cpu_row[c & cpu_row_mask] (rows of one node side by side, node_rows
+   * of them a node), else row c & row_mask. */
+  const uint32_t *cpu_row;
+  uint32_t cpu_row_mask;
+  uint32_t node_rows;
 } RM_ALIGNED;
 
 extern RM_API struct rm_bravo_table rm_bravo_table;
@@ -373,21 +380,12 @@ RM_INLINE uint32_t rm_bravo_hash(const void *lock, uintptr_t self) {
  * release a real hold, and the caller must release one in its place. */
 #define RM_BRAVO_SLOW_RACED_MARKED 8
 
-RM_INLINE int rm_bravo_read_fast_body(struct rm_bravo_bias *b, struct rm_bravo_table *t,
-                                      rm_token_t *tok, const bool shared_slots) {
-  if (!(rm_atomic_load_acquire(&b->rbias) & RM_BRAVO_BIAS)) /* (R0) */
-    return RM_BRAVO_SLOW_BIAS_OFF;
-  uintptr_t *slot = &t->slots[rm_bravo_hash(b, rm_thread_identity()) & t->mask];
-  uintptr_t expected = 0;
-  RM_DEBUG_YIELD();
-  if (!rm_atomic_cas_seq_cst(slot, &expected, (uintptr_t)b)) /* (R1) */
-    return RM_BRAVO_SLOW_COLLISION;
-  RM_DEBUG_PAUSE("bravo.read.installed");
-  if (RM_LIKELY(rm_atomic_load_seq_cst(&b->rbias) & RM_BRAVO_BIAS)) { /* (R2) */
-    *tok = (rm_token_t)slot;
-    return RM_BRAVO_FAST;
-  }
-  /* A writer revoked between R0 and R2: back out; we never held the lock.
+/* A reader that installed b in *slot (R1) and then found the bias off (R2)
+ * backs out: it never held the lock.  Returns RM_BRAVO_SLOW_RACED, or
+ * RM_BRAVO_SLOW_RACED_MARKED (shared slots only, below). */
+RM_INLINE int rm_bravo_back_out(uintptr_t *slot, struct rm_bravo_bias *b,
+                                const bool shared_slots) {
+  /* A writer revoked between R0 and R2.
    * Release: nothing of ours to publish, but a writer that sees the slot
    * empty must not see it empty "before" our CAS. */
   if (!shared_slots) {
@@ -408,6 +406,23 @@ RM_INLINE int rm_bravo_read_fast_body(struct rm_bravo_bias *b, struct rm_bravo_t
             "slot %p changed under its owner: %#lx", (void *)slot, (unsigned long)was);
   rm_atomic_store_release(slot, (uintptr_t)0);
   return RM_BRAVO_SLOW_RACED_MARKED;
+}
+
+RM_INLINE int rm_bravo_read_fast_body(struct rm_bravo_bias *b, struct rm_bravo_table *t,
+                                      rm_token_t *tok, const bool shared_slots) {
+  if (!(rm_atomic_load_acquire(&b->rbias) & RM_BRAVO_BIAS)) /* (R0) */
+    return RM_BRAVO_SLOW_BIAS_OFF;
+  uintptr_t *slot = &t->slots[rm_bravo_hash(b, rm_thread_identity()) & t->mask];
+  uintptr_t expected = 0;
+  RM_DEBUG_YIELD();
+  if (!rm_atomic_cas_seq_cst(slot, &expected, (uintptr_t)b)) /* (R1) */
+    return RM_BRAVO_SLOW_COLLISION;
+  RM_DEBUG_PAUSE("bravo.read.installed");
+  if (RM_LIKELY(rm_atomic_load_seq_cst(&b->rbias) & RM_BRAVO_BIAS)) { /* (R2) */
+    *tok = (rm_token_t)slot;
+    return RM_BRAVO_FAST;
+  }
+  return rm_bravo_back_out(slot, b, shared_slots);
 }
 
 /* The fast read path of Listing 1 (lines 9-17): 0 (RM_BRAVO_FAST) with the
@@ -573,6 +588,12 @@ RM_INLINE int rm_bravo_write_acquired(struct rm_bravo_bias *b, struct rm_bravo_t
  *     meant to.
  *  5. The owner that finds its slot marked clears it and forgets the hold.
  *  6. The fork handler clears every marked slot (bravo.c).
+ *
+ * The same contract holds in a BRAVO-2D table (readmostly/bravo2d.h; the
+ * preload's READMOSTLY_RWLOCK=bravo2d): the owner still finds its slot in
+ * its held list, and another thread's release looks for a hold of b only
+ * where a reader of b can publish, b's column (and second column) in
+ * every row, whatever CPU the holder ran on.
  */
 /* rm_bravo_read_fast with point 4 above. */
 RM_INLINE int rm_bravo_read_fast_shared(struct rm_bravo_bias *b, struct rm_bravo_table *t,
@@ -584,6 +605,24 @@ RM_INLINE int rm_bravo_read_fast_shared(struct rm_bravo_bias *b, struct rm_bravo
  * a hold was found; skip (may be NULL) is a slot not to look at. */
 RM_API bool rm_bravo_release_foreign(struct rm_bravo_bias *b, struct rm_bravo_table *t,
                                      const uintptr_t *skip);
+
+/* Wait until no slot of t holds b, as a revoking writer's scan does (W2,
+ * W3) but without touching the bias: every slot of a flat table, b's
+ * column(s) in every row of a BRAVO-2D one.  mode RM_BRAVO_REVOKE_WAIT,
+ * or RM_BRAVO_REVOKE_TIMED (ETIMEDOUT when abstime passes).  0 when done. */
+RM_API int rm_bravo_wait_unheld(struct rm_bravo_bias *b, struct rm_bravo_table *t, int mode,
+                                int clk, const struct timespec *abstime);
+/* Whether some slot of t holds b now (relaxed loads: a snapshot; the
+ * same slots as rm_bravo_wait_unheld). */
+RM_API bool rm_bravo_table_holds(const struct rm_bravo_bias *b, const struct rm_bravo_table *t);
+/* In a fork child (one thread): clear the slots of t that no longer hold
+ * anyone, as the flat table's own handler does (bravo.c, "fork"), for a
+ * table with shared slots whose owner keeps its slots in a list: own(s,
+ * arg) says whether slot s is one of the forking thread's (kept whatever
+ * it holds); any other slot is cleared when it is marked, or when its
+ * lock's bias is off. */
+RM_API void rm_bravo_table_fork_child(struct rm_bravo_table *t,
+                                      bool (*own)(const uintptr_t *slot, void *arg), void *arg);
 
 #define RM_BRAVO_REVOKE_WAIT 0
 #define RM_BRAVO_REVOKE_TRY 1

@@ -58,6 +58,15 @@
  *   in the column XOR half the row length, before it takes A; writers then
  *   scan both columns (two slots per row).
  *
+ *   NUMA sectors (section 7: "partition the visible readers table into
+ *   contiguous sectors specified by the NUMA node of the reader"): on a
+ *   machine with several nodes the rows are grouped by node, the rows of
+ *   one node's CPUs side by side (a map from CPU to row replaces
+ *   cpu & (rows - 1)), each group a whole number of pages, and on a real
+ *   layout each group's pages are placed on its node (mbind, preferred).
+ *   A writer scans the column group by group, its own node's first.  Every
+ *   row is still scanned, so which row a reader took stays a hint.
+ *
  * ATTRIBUTES
  *   struct rm_bravo2d_attr {
  *     size_t slots;           total slots, a power of two, 16 x rows to
@@ -70,6 +79,18 @@
  *                             it, else sched_getcpu), RM_BRAVO2D_CPU_RSEQ,
  *                             RM_BRAVO2D_CPU_GETCPU
  *                             (READMOSTLY_BRAVO2D_CPU=auto|rseq|getcpu)
+ *     const char *nodes;      NUMA sectors: NULL (READMOSTLY_BRAVO2D_NODES,
+ *                             else "auto"); "auto": the nodes of
+ *                             /sys/devices/system/node when there are
+ *                             two or more; "off": rows in CPU order; or a
+ *                             layout, CPU lists of the nodes separated by
+ *                             ':' ("0-3,8-11:4-7,12-15"), at most 64
+ *                             nodes, CPUs below 65536, each CPU in one
+ *                             node (tests force a layout this way).  With
+ *                             a layout of N nodes of at most C CPUs, rows
+ *                             is pow2(N) x pow2(C) (the attribute rows
+ *                             must be 0 or that); CPUs outside the layout
+ *                             take row cpu & (rows - 1)
  *   };
  *   rm_bravo2d_attr_init(a) fills in the defaults (all 0).
  *   rm_bravo2d_configure(a) allocates the table with these attributes.  It
@@ -92,7 +113,8 @@
  *   Lock functions: as in readmostly/bravo.h.  rm_bravo2d_attr_init: 0, or
  *   EINVAL for NULL.  rm_bravo2d_configure: 0; EINVAL for NULL, a slot or
  *   row count that is not a power of two or out of range, rows of fewer
- *   than 16 slots, second_probe above 1, an unknown cpu_source; ENOTSUP for
+ *   than 16 slots, second_probe above 1, an unknown cpu_source, a nodes
+ *   string that does not parse; ENOTSUP for
  *   RM_BRAVO2D_CPU_RSEQ when glibc registered no rseq area (or the
  *   architecture has no reader for it); EBUSY when the table exists
  *   already (configured, or allocated by a first slow read); ENOMEM.
@@ -120,7 +142,10 @@ struct rm_bravo2d_attr {
   unsigned rows;
   unsigned second_probe;
   unsigned cpu_source;
+  const char *nodes; /* NUMA sectors: NULL, "auto", "off" or a layout */
 };
+/* At most this many node groups in a layout. */
+#define RM_BRAVO2D_NODES_MAX 64u
 #define RM_BRAVO2D_CPU_AUTO 0u
 #define RM_BRAVO2D_CPU_RSEQ 1u
 #define RM_BRAVO2D_CPU_GETCPU 2u
@@ -137,8 +162,19 @@ RM_API int rm_bravo2d_get_attr(struct rm_bravo2d_attr *out);
  * rm_bravo_table_private_destroy(). */
 RM_API int rm_bravo2d_table_private_init(struct rm_bravo_table *t, size_t slots, unsigned rows,
                                          unsigned second_probe);
+/* A process-lifetime BRAVO-2D table of its own, with attributes a (NULL:
+ * the defaults, as the shared table's), mapped on its own pages like the
+ * shared one and never freed (the preload library's table).  t must be
+ * all zero.  0, EINVAL, ENOTSUP, ENOMEM. */
+RM_API int rm_bravo2d_table_create(struct rm_bravo_table *t, const struct rm_bravo2d_attr *a);
 /* The CPU number where rseq is not used: sched_getcpu(), 0 if it fails. */
 RM_API unsigned rm_bravo2d_cpu_slowpath(void);
+/* The shared table's NUMA sectors (allocating it with the defaults if
+ * needed): the node groups in use (1: rows in CPU order), and the row a
+ * reader running on CPU `cpu` takes.  -1 (rm_bravo2d_row_of_cpu) or 0
+ * (rm_bravo2d_nodes) when the table cannot be allocated. */
+RM_API unsigned rm_bravo2d_nodes(void);
+RM_API long rm_bravo2d_row_of_cpu(unsigned cpu);
 
 /* The column of a lock: Fibonacci hashing of its address (the top
  * row_shift bits of the product with 2^64 / golden ratio), so lock
@@ -165,6 +201,17 @@ RM_INLINE uint32_t rm_bravo2d_cpu(const struct rm_bravo_table *t) {
   return rm_bravo2d_cpu_slowpath();
 }
 
+/* The row of a reader on the CPU it runs on (a hint, like the CPU): the
+ * CPU's row, or with NUMA sectors the row the table's map gives it, in its
+ * node's group.  Plain loads: written before the table was published (see
+ * the fast path). */
+RM_INLINE uint32_t rm_bravo2d_row(const struct rm_bravo_table *t) {
+  uint32_t cpu = rm_bravo2d_cpu(t);
+  const uint32_t *map = t->cpu_row;
+  if (RM_LIKELY(map == NULL)) return cpu & t->row_mask;
+  return map[cpu & t->cpu_row_mask];
+}
+
 /*
  * The fast read path.  The ordering points are those of plain BRAVO
  * (bravo.h): R0 (acquire load of the bias), R1 (seq_cst CAS of the slot
@@ -177,15 +224,15 @@ RM_INLINE uint32_t rm_bravo2d_cpu(const struct rm_bravo_table *t) {
  * (the second probe's CAS) is an R1 of its own: whichever CAS succeeded is
  * ordered before R2.
  */
-RM_INLINE int rm_bravo2d_read_fast(struct rm_bravo_bias *b, struct rm_bravo_table *t,
-                                   rm_token_t *tok) {
+RM_INLINE int rm_bravo2d_read_fast_body(struct rm_bravo_bias *b, struct rm_bravo_table *t,
+                                        rm_token_t *tok, const bool shared_slots) {
   if (!(rm_atomic_load_acquire(&b->rbias) & RM_BRAVO_BIAS)) /* (R0) */
     return RM_BRAVO_SLOW_BIAS_OFF;
   /* Plain loads of the geometry: written before the table's release
    * publication, which the slow reader that set the bias (S1, release)
    * had acquired; R0 acquires S1. */
   uint32_t rs = t->row_shift;
-  uintptr_t *row = t->slots + ((uintptr_t)(rm_bravo2d_cpu(t) & t->row_mask) << rs);
+  uintptr_t *row = t->slots + ((uintptr_t)rm_bravo2d_row(t) << rs);
   uint32_t col = rm_bravo2d_column(b, rs);
   uintptr_t *slot = row + col;
   uintptr_t expected = 0;
@@ -208,11 +255,22 @@ RM_INLINE int rm_bravo2d_read_fast(struct rm_bravo_bias *b, struct rm_bravo_tabl
    * empty "before" our CAS.  A plain store, not a CAS from b: between our
    * CAS and here no other thread writes this slot (readers CAS it only
    * from 0, writers only read it, and the fork handler's mark runs in a
-   * child where this thread is inside fork(), not here); the preload's
-   * shared slots, which other threads' unlocks do mark, are not used by
-   * this table (models/bravo.pml, mutant backout_store). */
-  rm_atomic_store_release(slot, (uintptr_t)0);
-  return RM_BRAVO_SLOW_RACED;
+   * child where this thread is inside fork(), not here)
+   * (models/bravo.pml, mutant backout_store).  With shared slots (the
+   * preload library's table) another thread's unlock may have marked it:
+   * rm_bravo_back_out passes that release on (bravo.h, point 4). */
+  return rm_bravo_back_out(slot, b, shared_slots);
+}
+
+RM_INLINE int rm_bravo2d_read_fast(struct rm_bravo_bias *b, struct rm_bravo_table *t,
+                                   rm_token_t *tok) {
+  return rm_bravo2d_read_fast_body(b, t, tok, false);
+}
+/* With bravo.h's "Slots that other threads' unlocks may mark" (the
+ * preload library): the back-out honours a mark. */
+RM_INLINE int rm_bravo2d_read_fast_shared(struct rm_bravo_bias *b, struct rm_bravo_table *t,
+                                          rm_token_t *tok) {
+  return rm_bravo2d_read_fast_body(b, t, tok, true);
 }
 
 /* Release a read hold: as rm_bravo_read_unlock_fast, and a slot that a

@@ -879,7 +879,8 @@ int main(void) {
     fprintf(stderr, "conformance: EXPECT_PRELOAD=1 but the interposer is not loaded\n");
     return 1;
   }
-  bravo_mode = preload && (!impl || !*impl || strcmp(impl, "bravo") == 0);
+  bravo_mode = preload && (!impl || !*impl || strcmp(impl, "bravo") == 0 ||
+                           strcmp(impl, "bravo2d") == 0);
   prw_mode = preload && impl && strcmp(impl, "prwlock") == 0;
   test_initializers_and_attrs();
   test_try_timed_deadlock();

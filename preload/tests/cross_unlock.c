@@ -17,6 +17,12 @@
  * 300 ms after its CAS) and READMOSTLY_BRAVO_TABLE_SLOTS=4096 (so that we
  * can compute the slots).  Run without them, and on glibc alone, the same
  * sequence must end the same way: W gets the lock, nothing stays held.
+ *
+ * Under READMOSTLY_RWLOCK=bravo2d the releaser looks at the lock's column
+ * row by row, so R runs on CPU 0 (row 0, looked at first) and Y on CPU 1
+ * (with READMOSTLY_BRAVO2D_NODES=off, so that the rows are the CPUs'; the
+ * pause is then bravo2d.read.installed).  Exit 77 if CPUs 0 and 1 are not
+ * both allowed.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -29,6 +35,7 @@
 #include <unistd.h>
 
 #include <readmostly/bravo.h>
+#include <sched.h>
 
 #define CHECK(c)                                                               \
   do {                                                                         \
@@ -59,12 +66,24 @@ static pthread_rwlock_t *L;
 static int stage;
 static uintptr_t id_y, id_r;
 
+/* BRAVO-2D mode: pin the calling thread to `cpu`. */
+static int two_d;
+static void pin_if_2d(int cpu) {
+  if (!two_d) return;
+  cpu_set_t s;
+  CPU_ZERO(&s);
+  CPU_SET(cpu, &s);
+  CHECK(sched_setaffinity(0, sizeof s, &s) == 0);
+  sched_yield();
+}
+
 static void wait_stage(int v) {
   while (__atomic_load_n(&stage, __ATOMIC_ACQUIRE) < v) sleep_ms(1);
 }
 
 static void *y_main(void *a) {
   (void)a;
+  pin_if_2d(1);
   __atomic_store_n(&id_y, rm_thread_identity(), __ATOMIC_RELEASE);
   wait_stage(1);
   CHECK_ERR(pthread_rwlock_rdlock(L), 0); /* handed to main, never unlocked here */
@@ -74,6 +93,7 @@ static void *y_main(void *a) {
 
 static void *r_main(void *a) {
   (void)a;
+  pin_if_2d(0);
   __atomic_store_n(&id_r, rm_thread_identity(), __ATOMIC_RELEASE);
   wait_stage(3);
   CHECK_ERR(pthread_rwlock_rdlock(L), 0);
@@ -95,7 +115,17 @@ static void *w_main(void *a) {
 int main(void) {
   alarm(60);
   int preload = dlsym(RTLD_DEFAULT, "readmostly_preload_active") != NULL;
-  const char *slots = getenv("READMOSTLY_BRAVO_TABLE_SLOTS");
+  const char *impl = getenv("READMOSTLY_RWLOCK");
+  two_d = preload && impl && strcmp(impl, "bravo2d") == 0;
+  if (two_d) {
+    cpu_set_t s;
+    CHECK(sched_getaffinity(0, sizeof s, &s) == 0);
+    if (!CPU_ISSET(0, &s) || !CPU_ISSET(1, &s)) {
+      printf("cross_unlock: BRAVO-2D needs CPUs 0 and 1, skipped\n");
+      return 77;
+    }
+  }
+  const char *slots = two_d ? NULL : getenv("READMOSTLY_BRAVO_TABLE_SLOTS");
   uintptr_t mask = slots ? (uintptr_t)strtoul(slots, NULL, 0) - 1 : 0;
   pthread_t y, r, w;
   CHECK(pthread_create(&y, NULL, y_main, NULL) == 0);

@@ -19,7 +19,15 @@
  *   test_bravo2d --probe2    the second probe: two readers of one lock on
  *                            one CPU both go fast, in two columns, and the
  *                            writer's scan waits for both; a third collides.
- *   test_bravo2d --rows 8    more rows than CPUs (unused rows are scanned) */
+ *   test_bravo2d --rows 8    more rows than CPUs (unused rows are scanned)
+ *   test_bravo2d --nodes L   NUMA sectors with a forced layout L (CPU lists
+ *                            of the nodes, ':' between them): every CPU's
+ *                            row lies in its node's group, in CPU order,
+ *                            every row a CPU can map to is one the writer
+ *                            scans, and a fast hold taken on each CPU is in
+ *                            that CPU's row and makes a writer wait.
+ *                            Also run with "off" and "auto" (this machine's
+ *                            nodes: one here, so rows in CPU order). */
 #include "test.h"
 #include <readmostly/bravo_locks.h>
 #include <sched.h>
@@ -87,6 +95,27 @@ static void test_attributes(void) {
   rm_bravo2d_attr_init(&a);
   a.cpu_source = 7;
   CHECK_ERR(rm_bravo2d_configure(&a), EINVAL);
+  /* Node layouts that do not parse, or a CPU in two nodes, or too many
+   * nodes, or rows that disagree with the layout. */
+  static const char *const bad[] = {"", ":", "0:", "0::1", "a", "0-", "3-1", "0,,1", "0:0",
+                                     "65536", "0-1,1", "0 :1"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    rm_bravo2d_attr_init(&a);
+    a.nodes = bad[i];
+    int e = rm_bravo2d_configure(&a);
+    if (e != EINVAL) fprintf(stderr, "nodes \"%s\": got %d\n", bad[i], e);
+    CHECK_ERR(e, EINVAL);
+  }
+  char many[512] = "0";
+  for (int i = 1; i <= (int)RM_BRAVO2D_NODES_MAX; i++)
+    snprintf(many + strlen(many), sizeof many - strlen(many), ":%d", i);
+  rm_bravo2d_attr_init(&a);
+  a.nodes = many; /* 65 nodes */
+  CHECK_ERR(rm_bravo2d_configure(&a), EINVAL);
+  rm_bravo2d_attr_init(&a);
+  a.nodes = "1:0"; /* 2 rows */
+  a.rows = 4;
+  CHECK_ERR(rm_bravo2d_configure(&a), EINVAL);
 }
 
 /* One fast reader, one writer thread: the writer waits for the reader. */
@@ -122,7 +151,7 @@ static void test_contract(void) {
   if (pinned) {
     CHECK_ERR(rm_bravo2d_ba_read_unlock(&lk, t), 0);
     t = fast_read(&lk);
-    CHECK_EQ(row_of(t), 0);
+    CHECK_EQ(row_of(t), (unsigned)rm_bravo2d_row_of_cpu(0));
   }
   /* A second read of the same lock by the same thread on the same CPU
    * collides with the first: it takes A (no second probe by default). */
@@ -179,7 +208,7 @@ static void test_migration(void) {
     }
     if (is_fast(t[i])) {
       nfast++;
-      CHECK_EQ(row_of(t[i]), 0u & rm_bravo2d_table.row_mask);
+      CHECK_EQ(row_of(t[i]), (unsigned)rm_bravo2d_row_of_cpu(0));
     }
   }
   CHECK(nfast >= 1);
@@ -200,10 +229,92 @@ static void test_migration(void) {
   }
   for (int i = 0; i < NMIG; i++)
     if (!is_fast(t[i])) CHECK_ERR(rm_bravo2d_ba_read_unlock(&mig[i], t[i]), 0);
-  /* On CPU 1 new holds go to row 1 (when the table has one). */
+  /* On CPU 1 new holds go to CPU 1's row (row 1 without NUMA sectors,
+   * when the table has one). */
   rm_token_t t1 = fast_read(&mig[0]);
-  CHECK_EQ(row_of(t1), 1u & rm_bravo2d_table.row_mask);
+  CHECK_EQ(row_of(t1), (unsigned)rm_bravo2d_row_of_cpu(1));
+  if (rm_bravo2d_nodes() == 1) CHECK_EQ(row_of(t1), 1u & rm_bravo2d_table.row_mask);
   CHECK_ERR(rm_bravo2d_ba_read_unlock(&mig[0], t1), 0);
+}
+
+/* NUMA sectors with layout `lay`.  The expected rows are computed here
+ * from the layout itself: node k's CPUs, in CPU order, take rows
+ * k x node_rows + 0, 1, ...; CPUs outside the layout take cpu & (rows - 1). */
+static rm_bravo2d_ba_t nl = RM_BRAVO2D_BA_INITIALIZER;
+static void test_numa(const char *lay) {
+  unsigned rows = rm_bravo2d_table.row_mask + 1u;
+  if (!strcmp(lay, "off") || !strcmp(lay, "auto")) {
+    if (!strcmp(lay, "off")) CHECK_EQ(rm_bravo2d_nodes(), 1u);
+    if (rm_bravo2d_nodes() == 1u) {
+      CHECK(rm_bravo2d_table.cpu_row == NULL);
+      for (unsigned c = 0; c < 2u * rm_cpu_count(); c++)
+        CHECK_EQ(rm_bravo2d_row_of_cpu(c), (long)(c & (rows - 1u)));
+    }
+    printf("numa %s: %u node group(s)\n", lay, rm_bravo2d_nodes());
+    return;
+  }
+  /* Parse the layout again, simply (the tests' layouts are CPU numbers and
+   * ranges separated by ',' and ':'). */
+  int node_of[256];
+  unsigned nodes = 1, per[64] = {0}, maxper = 0, top = 0;
+  for (int c = 0; c < 256; c++) node_of[c] = -1;
+  for (const char *p = lay; *p;) {
+    if (*p == ':') { nodes++; p++; continue; }
+    if (*p == ',') { p++; continue; }
+    char *e;
+    unsigned long a0 = strtoul(p, &e, 10), b0 = a0;
+    if (*e == '-') b0 = strtoul(e + 1, &e, 10);
+    for (unsigned long c = a0; c <= b0 && c < 256; c++) {
+      node_of[c] = (int)nodes - 1;
+      if (++per[nodes - 1] > maxper) maxper = per[nodes - 1];
+      if (c + 1 > top) top = (unsigned)c + 1;
+    }
+    p = e;
+  }
+  unsigned rpn = 1, np2 = 1;
+  while (rpn < maxper) rpn <<= 1;
+  while (np2 < nodes) np2 <<= 1;
+  CHECK_EQ(rm_bravo2d_nodes(), nodes);
+  CHECK_EQ(rows, np2 * rpn);
+  CHECK_EQ(rm_bravo2d_table.node_rows, rpn);
+  /* Node groups fill whole pages (4 KiB) of the table. */
+  CHECK_EQ(((size_t)rpn << rm_bravo2d_table.row_shift) * sizeof(uintptr_t) % 4096u, 0);
+  unsigned next[64] = {0};
+  bool used[65536 / 16] = {false};
+  for (unsigned c = 0; c < 256 && c < 4u * (top > rm_cpu_count() ? top : rm_cpu_count()); c++) {
+    long r = rm_bravo2d_row_of_cpu(c);
+    /* Every row a reader can publish in is one the writer scans. */
+    CHECK(r >= 0 && (unsigned long)r < rows);
+    if (c > rm_bravo2d_table.cpu_row_mask) {
+      /* Beyond the map (no such CPU is configured): the map wraps. */
+      CHECK_EQ(r, rm_bravo2d_row_of_cpu(c & rm_bravo2d_table.cpu_row_mask));
+    } else if (node_of[c] >= 0) {
+      unsigned k = (unsigned)node_of[c];
+      CHECK_EQ(r, (long)(k * rpn + next[k]++));
+      CHECK(!used[r]); /* one row per CPU of the layout */
+      used[r] = true;
+    } else {
+      CHECK_EQ(r, (long)(c & (rows - 1u)));
+    }
+  }
+  /* A fast hold taken on each CPU we may run on is in that CPU's row, and
+   * a writer's column scan finds it. */
+  unsigned tried = 0;
+  for (int c = 0; c < ncpu_allowed && c < 64; c++) {
+    if (!pin(c)) continue;
+    rm_token_t t = fast_read(&nl);
+    CHECK_EQ(row_of(t), (unsigned)rm_bravo2d_row_of_cpu((unsigned)c));
+    CHECK_EQ(col_of(t), rm_bravo2d_column(&nl.bias, rm_bravo2d_table.row_shift));
+    pthread_t w = start_writer(&nl);
+    writer_waits();
+    CHECK_ERR(rm_bravo2d_ba_read_unlock(&nl, t), 0);
+    pthread_join(w, NULL);
+    CHECK_EQ(__atomic_load_n(&writer_in, __ATOMIC_ACQUIRE), 1);
+    tried++;
+  }
+  CHECK(tried >= 1);
+  printf("numa %s: %u nodes, %u rows (%u a node), holds on %u CPUs found\n", lay, nodes, rows,
+         rpn, tried);
 }
 
 /* The second probe: two threads on one CPU hold one lock fast. */
@@ -315,8 +426,9 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--getcpu")) a.cpu_source = RM_BRAVO2D_CPU_GETCPU;
     else if (!strcmp(argv[i], "--probe2")) a.second_probe = 1, probe2 = true;
     else if (!strcmp(argv[i], "--rows") && i + 1 < argc) a.rows = (unsigned)atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--nodes") && i + 1 < argc) a.nodes = argv[++i];
     else {
-      fprintf(stderr, "usage: %s [--getcpu] [--probe2] [--rows R]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--getcpu] [--probe2] [--rows R] [--nodes LAYOUT]\n", argv[0]);
       return 2;
     }
   }
@@ -325,7 +437,7 @@ int main(int argc, char **argv) {
   struct rm_bravo2d_attr got;
   CHECK_ERR(rm_bravo2d_get_attr(&got), 0);
   CHECK(got.rows >= 1 && (got.rows & (got.rows - 1)) == 0);
-  CHECK(got.rows >= rm_cpu_count() || a.rows != 0);
+  CHECK(got.rows >= rm_cpu_count() || a.rows != 0 || rm_bravo2d_nodes() > 1);
   if (a.rows) CHECK_EQ(got.rows, a.rows);
   CHECK(got.slots / got.rows >= RM_BRAVO2D_ROW_MIN);
   CHECK_EQ(got.second_probe, probe2 ? 1 : 0);
@@ -337,6 +449,7 @@ int main(int argc, char **argv) {
   if (probe2) {
     test_probe2();
   } else {
+    if (a.nodes) test_numa(a.nodes);
     test_contract();
     test_migration();
     test_fork();
