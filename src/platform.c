@@ -4,10 +4,12 @@
  */
 #define _GNU_SOURCE
 #include <readmostly/platform.h>
+#include <readmostly/pthread_rw.h>
 
 #include "env.h"
 #include "misuse.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <linux/futex.h>
 #include <linux/membarrier.h>
@@ -303,4 +305,17 @@ RM_API void rm_assert_fail(const char *file, int line, const char *cond, const c
   fputc('\n', stderr);
   fflush(stderr);
   abort();
+}
+
+/* readmostly/pthread_rw.h: is pthread_rwlock_* served by the preload
+ * library?  Looked up once (the answer is fixed when the program starts:
+ * LD_PRELOAD); relaxed atomics, since every thread computes the same. */
+RM_API bool rm_pthread_interposed(void) {
+  static int known = -1;
+  int k = rm_atomic_load_relaxed(&known);
+  if (k < 0) {
+    k = dlsym(RTLD_DEFAULT, "readmostly_preload_active") != NULL;
+    rm_atomic_store_relaxed(&known, k);
+  }
+  return k != 0;
 }

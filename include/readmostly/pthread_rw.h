@@ -65,7 +65,10 @@
  *   compiled) abort with a message instead.  glibc does not say which
  *   thread reads, and the adapter does not ask which thread it runs on (a
  *   system call), so an unlock by a thread that holds nothing while others
- *   hold the lock is not detected.  Elsewhere the unlocks are glibc's.
+ *   hold the lock is not detected.  Elsewhere the unlocks are glibc's, and
+ *   so they are when another library interposes pthread_rwlock_* (the
+ *   preload library: the checks read glibc's fields, which it lays out
+ *   differently; rm_pthread_interposed()).
  *
  * FOOTPRINT
  *   sizeof(rm_pthread_t) == sizeof(pthread_rwlock_t): 56 bytes on x86-64 and
@@ -127,6 +130,13 @@ RM_INLINE int rm_pthread_read_trylock(rm_pthread_t *l) { return pthread_rwlock_t
  * __cur_writer is the thread id of the writer (0 when none).  Both are
  * relaxed loads of the line pthread_rwlock_unlock reads next.
  */
+/* The check reads glibc's fields, so it holds only while pthread_rwlock_*
+ * are glibc's: under an interposer (libreadmostly-preload.so, found by its
+ * symbol readmostly_preload_active) the lock's bytes are laid out another
+ * way and the check is skipped (the interposer makes its own).  Asked only
+ * when the fields say "not held", so the unlock's common path is as
+ * before. */
+RM_API bool rm_pthread_interposed(void);
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 25))
 #define RM_PTHREAD_CHECKS_UNLOCK 1
 #define RM_PTHREAD_GLIBC_READER_SHIFT 3
@@ -143,7 +153,7 @@ RM_INLINE bool rm_pthread_no_writer_(rm_pthread_t *l) { (void)l; return false; }
 #endif
 
 RM_INLINE int rm_pthread_read_unlock(rm_pthread_t *l) {
-  if (RM_UNLIKELY(rm_pthread_no_reader_(l))) {
+  if (RM_UNLIKELY(rm_pthread_no_reader_(l)) && !rm_pthread_interposed()) {
     RM_ASSERT(0, "rm_pthread_read_unlock(%p): no reader holds the lock", (void *)l);
     return EPERM;
   }
@@ -155,7 +165,7 @@ RM_INLINE int rm_pthread_write_lock(rm_pthread_t *l) { return pthread_rwlock_wrl
 RM_INLINE int rm_pthread_write_trylock(rm_pthread_t *l) { return pthread_rwlock_trywrlock(&l->rw); }
 
 RM_INLINE int rm_pthread_write_unlock(rm_pthread_t *l) {
-  if (RM_UNLIKELY(rm_pthread_no_writer_(l))) {
+  if (RM_UNLIKELY(rm_pthread_no_writer_(l)) && !rm_pthread_interposed()) {
     RM_ASSERT(0, "rm_pthread_write_unlock(%p): no writer holds the lock", (void *)l);
     return EPERM;
   }
