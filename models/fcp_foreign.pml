@@ -14,26 +14,28 @@
  *
  * Threads: 0 owns record 0, which holds obj passively once (the preload
  * library's pthread_rwlock read hold); the lock also counts one more hold
- * (CNT: a hold on its slow path).  Thread 1 unlocks one hold of obj that
- * it does not have (pthread_rwlock_unlock by a thread without a hold of
- * its own): rm_fcp_release_foreign, or the counted hold when that finds
- * nothing.  Thread 0 unlocks its own: rm_fcp_unlock_own, or the counted
- * hold when that says a releaser took the passive one.  Thread 2 is a
- * writer: it waits until no hold is left (passive NULL and CNT 0).
- * FAIL: membarrier fails in the releaser (it fences and waits until the
- * owner's thread passed a barrier: thread_barrier).
+ * (CNT: a hold on its slow path).  Thread 1 unlocks a hold of obj that it
+ * does not have (pw_unlock once pl_release_slow found nothing of its own:
+ * the model starts there): rm_fcp_release_foreign, or the counted hold
+ * when that finds nothing.  Thread 0 unlocks its own: rm_fcp_unlock_own,
+ * or the counted hold when that says a releaser took the passive one
+ * (pw_back_out).  Thread 2 is a writer: it waits until no hold is left
+ * (passive NULL and CNT 0).  FAIL: membarrier fails in the releaser (it
+ * fences and waits until the owner's thread passed a barrier:
+ * thread_barrier).
  *
- * FORK: thread 2 forks at any moment instead.  In the child only thread 2
- * runs: threads 0 and 1 stop where they are and whatever sits in their
- * store buffers never reaches the child's memory (the child sees each
- * thread's stores in program order up to some point).  The child runs
- * fork_child, then releases obj as a foreign hold if record 0 still holds
- * it (an orphan), then writes: bumps the version and waits until record 0
- * is released() (passive NULL or seen at the version).
+ * FORK: thread 2 forks at any moment instead.  The child gets a copy of
+ * memory (cm[]): what sits in the other threads' store buffers is not in
+ * it, so the child sees each thread's stores in program order up to some
+ * point.  Only the child's thread runs there (plain steps).  It runs
+ * fork_child on record 0, releases obj as a foreign hold if record 0
+ * still holds it (an orphan), bumps the version and asserts that record 0
+ * no longer holds obj.
  *
- * Property: two unlocks release exactly the two holds (the writer, and
- * the child's writer, find no hold left and finish; a hold released twice
- * shows as CNT going below 0, asserted); no invalid end state.
+ * Property: the two unlocks release the two holds, each once: a passive
+ * hold counted by both leaves the counted one in place and the writer
+ * waiting for ever (an invalid end state); the counted hold released
+ * twice trips an assertion.  The child finishes with no hold left.
  *
  * Mutants (-DMUTANT_x):
  *  no_membarrier    the releaser CASes `passive` right after its BUSY

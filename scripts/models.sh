@@ -186,6 +186,11 @@ while [ $printed -lt ${#sel[@]} ]; do
 done
 wait
 flush_lines
-echo "models: $((SECONDS - start)) s in all (${#sel[@]} runs, $jobs_max at a time)"
+# CPU time of every spin, cc and pan (user + sys): what the runs cost
+# whatever else loads the machine.
+times >"$work/times" # (in this shell: a $(...) would ask a subshell)
+cpu=$(tail -1 "$work/times" | awk '{ for (i = 1; i <= 2; i++) { split($i, a, "m"); s += a[1] * 60 + a[2] } }
+                                  END { printf "%.0f", s }')
+echo "models: $((SECONDS - start)) s in all (${#sel[@]} runs, $jobs_max at a time; $cpu s of CPU time)"
 if [ $bad != 0 ]; then echo "models: FAILED (a model failed or a mutant passed)"; exit 1; fi
 echo "models: ok"
