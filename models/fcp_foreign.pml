@@ -22,7 +22,9 @@
  * (pw_back_out).  Thread 2 is a writer: it waits until no hold is left
  * (passive NULL and CNT 0).  FAIL: membarrier fails in the releaser (it
  * fences and waits until the owner's thread passed a barrier:
- * thread_barrier).
+ * thread_barrier).  RELOCK: the owner takes a second passive hold after
+ * its unlock and unlocks it too (three holds, three unlocks): a take of
+ * either hold must be told apart by `stolen`.
  *
  * FORK: thread 2 forks at any moment instead.  The child gets a copy of
  * memory (cm[]): what sits in the other threads' store buffers is not in
@@ -125,6 +127,10 @@ inline release_counted(t, c) {
 proctype Owner() {
   byte n, s0, p, s, v, c;
   bool mine;
+#ifdef RELOCK
+  bool again = 1;
+unlock:
+#endif
   /* rm_fcp_unlock_own(d, r, obj) */
   (SEEN(TO, NEST) & BUSY) == 0;          /* rm_fcp_nest_settled */
   LD(TO, STOLEN, s0);
@@ -142,6 +148,15 @@ proctype Owner() {
   :: !mine -> release_counted(TO, c)   /* some other hold, as a count would */
   :: else
   fi;
+#ifdef RELOCK
+  if
+  :: again ->                          /* a new passive hold, then its unlock */
+     again = 0;
+     ST(TO, P0, 1);                     /* R1 (the lock's writer word is free) */
+     goto unlock
+  :: else
+  fi;
+#endif
   done++
 }
 
