@@ -34,6 +34,16 @@
  *                    its membarrier (rm_fcp_switch_to_fence)
  *  by_threads_trusts barrier_by_threads skips records (trusts every
  *                    record without a report or a barrier moment)
+ *  backout_no_report (LIVE) the reader's back-out gives up its hold
+ *                    without a report: a writer whose membarrier came
+ *                    before the back-out can only see the record
+ *                    released at a moment between two retries, and under
+ *                    weak fairness it never has to (an acceptance cycle)
+ *
+ * LIVE: readers take the lock for ever (a reader that backs out retries
+ * at once: wait_writer's spinning), and the LTL property writers_finish
+ * (<> every writer finished) is checked with pan -a -f: under weak
+ * fairness every writer finishes however readers interleave.
  */
 #ifndef NW
 #define NW 1
@@ -70,6 +80,13 @@
 bool rcs[NR];  /* ghost: reader i is inside its passive section */
 bool wcs;      /* ghost: a writer is inside */
 byte done;     /* threads finished */
+byte wdone;    /* writers finished */
+
+#ifdef LIVE
+/* Liveness (run with pan -a -f, weak fairness): every writer finishes,
+ * although readers take the lock for ever. */
+ltl writers_finish { <> (wdone == NW) }
+#endif
 
 inline reader_fence(t, m) {   /* rm_fcp_reader_fence */
   LD(t, MODE, m);
@@ -109,9 +126,17 @@ proctype Reader(byte t) {
 #endif
      :: else ->
         ST(t, P(t), 0);                 /* back out: rm_fcp_leave, then wait_writer */
+#ifndef MUTANT_backout_no_report
         report(t, v, s)                 /* (the active path is not modelled) */
+#else
+        skip
+#endif
      fi;
+#ifndef LIVE
      n++
+#else
+     skip
+#endif
   :: else -> break
   od;
   done++
@@ -213,6 +238,9 @@ enter: skip;
      n++
   :: else -> break
   od;
+#ifdef LIVE
+  wdone++;
+#endif
   done++
 }
 

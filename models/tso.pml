@@ -105,6 +105,7 @@ inline RUN_DRAINERS() {
 /* One barrier moment per thread, in any order (mb is a local byte of the
  * caller, a bit per thread). */
 #define MB_ALL ((1 << NPROC) - 1)
+#ifndef LIVE
 inline MEMBARRIER(m_t, mb) {
   sbn[m_t] == 0;
   mb = 0;
@@ -117,3 +118,27 @@ inline MEMBARRIER(m_t, mb) {
   od;
   mb = 0
 }
+#else
+/* The same for liveness checks: the barrier moment of thread i drains its
+ * buffer (the IPI's smp_mb waits for it), so a thread that keeps storing
+ * cannot hold the call up; the moments that waiting for an empty buffer
+ * finds are the same (consecutive drains, then the moment). */
+inline MB_DRAIN(b_t) {
+  do
+  :: sbn[b_t] > 0 -> DRAIN1(b_t)
+  :: else -> break
+  od
+}
+inline MEMBARRIER(m_t, mb) {
+  sbn[m_t] == 0;
+  mb = 0;
+  do
+  :: (mb & 1) == 0 -> atomic { MB_DRAIN(0); mb = mb | 1 }
+  :: NPROC > 1 && (mb & 2) == 0 -> atomic { MB_DRAIN(1); mb = mb | 2 }
+  :: NPROC > 2 && (mb & 4) == 0 -> atomic { MB_DRAIN(2); mb = mb | 4 }
+  :: NPROC > 3 && (mb & 8) == 0 -> atomic { MB_DRAIN(3); mb = mb | 8 }
+  :: mb == MB_ALL -> break
+  od;
+  mb = 0
+}
+#endif

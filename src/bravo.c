@@ -3,7 +3,7 @@
  * the process-wide visible-readers table, revocation, statistics and the
  * fork handler.  The fast paths and the generator are in readmostly/bravo.h;
  * the ordering table is in docs/bravo.md.
- * Model: models/bravo.pml (x86-TSO; docs/models.md).
+ * Model: models/bravo.pml (x86-TSO; docs/models-bravo.md).
  *
  * Invariants:
  *  1. A slot holds 0 or the address of a lock's struct rm_bravo_bias.  Only

@@ -1,7 +1,9 @@
 /*
  * fcp.c - the FCP consensus core: domains, per-thread reader records, the
  * writer's consensus (readmostly/fcp.h; design and ordering in docs/fcp.md).
- * Model: models/fcp.pml (x86-TSO, membarrier; docs/models.md).
+ * Model: models/fcp.pml (x86-TSO, membarrier); rm_fcp_release_foreign,
+ * rm_fcp_unlock_own and fork_child: models/fcp_foreign.pml
+ * (docs/models-fcp.md).
  *
  * Invariants:
  *  1. A record's `passive`, `seen` and `nest` are written only by the thread
@@ -325,7 +327,7 @@ static void key_init(void) {
  * unlock then finds it gone and releases another hold, as a count would),
  * and a `stolen` it had not bumped yet only matters to an owner that
  * watched BUSY, which nobody does in the child.  Our own records also get
- * the child's thread id. */
+ * the child's thread id.  (Model: models/fcp_foreign.pml, FORK.) */
 static void fork_child(void) {
   pthread_mutex_init(&domains_lock, NULL);
   /* A switch to fence mode that another thread had begun (SWITCHED) but not
@@ -565,7 +567,8 @@ RM_API bool rm_fcp_release_foreign(rm_fcp_domain_t *d, const void *obj,
       }
       if (!rm_atomic_cas_acq_rel(&r->nest, &n, RM_FCP_NEST_BUSY)) continue;
       RM_DEBUG_PAUSE("fcp.release_foreign.busy");
-      /* Dekker with the owner's rm_fcp_unlock_own(): BUSY above, then our
+      /* (models/fcp_foreign.pml.)
+       * Dekker with the owner's rm_fcp_unlock_own(): BUSY above, then our
        * read of `passive` (the CAS below); the owner stores NULL, then reads
        * `nest`, with no fence of its own while membarrier is registered:
        * the membarrier gives it one.  Then either our CAS fails on its NULL

@@ -3,8 +3,8 @@
  * (readmostly/prwlock.h; design and ordering in docs/fcp.md).
  * Model: the passive reader's R1/R2 and back-out against the writer word
  * are in models/fcp.pml; the writer word (LOCKED, HANDOFF, waiters),
- * passing, downgrade and the active path in models/prwlock.pml
- * (docs/models.md).
+ * passing, downgrade, upgrade, the active path and the futex parking
+ * (rmask/rseq, awake) in models/prwlock.pml (docs/models-fcp.md).
  *
  * Invariants:
  *  1. LOCKED is set from the moment a writer takes the word until it

@@ -1,7 +1,8 @@
 /*
  * rcu_call_impl.h - call_rcu, rcu_barrier, defer_rcu, call_rcu data objects
  * and the fork protocol, written once for every RCU flavor (internal: not
- * installed).  The flavor's .c file includes it once, after defining:
+ * installed).  Model of the queue, the worker's batches and the barrier's
+ * markers: models/rcu_cb.pml (docs/models-rcu.md).  The flavor's .c file includes it once, after defining:
  *
  *   RM_CALL(name)         its public name for `name` (rm_rcu_##name, ...)
  *   CALL_PREFIX           the same prefix as a string, for messages

@@ -21,7 +21,8 @@
  *      one that used it); a log of an aborted section was never stolen from.
  *
  * Ordering points (the comments at each use name the letter; model:
- * models/rlu.pml, x86-TSO with membarrier, docs/models.md)
+ * models/rlu.pml, x86-TSO with membarrier, docs/models-rlu.md; deferral,
+ * sync requests and the flush: models/rlu_defer.pml)
  *   R1  reader: run counter store (odd), full fence, clock load.  Pairs with
  *       W3: either the writer's synchronize sees the odd run counter, or the
  *       section's clock load sees the writer's step.
@@ -1066,9 +1067,10 @@ RM_API void rm_rlu_reader_unlock_slowpath(rm_rlu_ctx *c) {
     c->nallocs = 0; /* the section's objects are the program's now */
     STAT(c, commits);
     if (g.opt.max_defer > 1 && !c->holds_writer_lock) {
-      /* Deferral: the section is committed into the log; its copies stay
-       * private (write clock UINT64_MAX) and its objects locked until a
-       * flush: at max_defer sections, or when another writer asks.  Never
+      /* Deferral (model: models/rlu_defer.pml): the section is committed
+       * into the log; its copies stay private (write clock UINT64_MAX) and
+       * its objects locked until a flush: at max_defer sections, or when
+       * another writer asks (sync_request, then our checkpoint).  Never
        * a section that holds the writer lock: returning here kept the lock
        * (nothing else releases it), and the thread's next writer lock
        * deadlocked on itself, other threads' for ever.  Its flush commits

@@ -1,7 +1,8 @@
 /*
  * readmostly/fcp.h - the FCP consensus core: fence-free readers, version
  * consensus, writers that wait only for stragglers.
- * Model of the ordering below: models/fcp.pml (docs/models.md).
+ * Model of the ordering below: models/fcp.pml; rm_fcp_unlock_own against
+ * rm_fcp_release_foreign: models/fcp_foreign.pml (docs/models-fcp.md).
  *
  * SYNOPSIS
  *   #include <readmostly/fcp.h>
