@@ -16,7 +16,7 @@
 # Environment: WORK (default build-kernel/; the trees and builds are cached
 # in WORK/rwsem/, so a rerun rebuilds only what changed), WIS_S and
 # LOCKTORTURE_S (durations), ONLY (stock or bravo: one kernel), JOBS
-# (default 2).
+# (default 2), NICE (the build's niceness, default 10).
 #
 # Checks, for each kernel: the init script ran to its end, every wis run
 # printed result=PASS, every locktorture run ended in SUCCESS with no
