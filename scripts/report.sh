@@ -402,6 +402,38 @@ run_kyoto() {
     grep -q '^kyoto,' "$OUT/kyoto.csv" 2>/dev/null || rm -f "$OUT/kyoto.csv"
   fi
 }
+# The kernel modules in a virtual machine (scripts/kernel.sh, docs/kernel.md):
+# RLU paper Figs. 9-11 and the BRAVO paper's locktorture figures, under TCG
+# emulation here (no hardware numbers).  A full report runs the full plan
+# (about 9 minutes); a quick one runs nothing and takes kernel.csv of the
+# last scripts/kernel.sh run in build-kernel/ (CI runs --quick just before),
+# or leaves the section out with a line saying why.  kernel.txt says which.
+run_kernel() {
+  local rc=0 kcsv=build-kernel/kernel.csv
+  rm -f "$OUT/kernel.csv" "$OUT/kernel.txt" "$OUT/kernel.log"
+  if [ "$QUICK" = 1 ]; then
+    if [ -f "$kcsv" ] && grep -q '^# check: ' "$kcsv"; then
+      cp "$kcsv" "$OUT/kernel.csv"
+      echo "A quick report runs no virtual machine: these rows are those of the last \`scripts/kernel.sh$(grep -q '^# mode: quick' "$kcsv" && echo " --quick")\` run, reused (its VM run ended $(sed -n 's/.* run ended \(.*\)$/\1/p' "$kcsv" | head -n 1))." > "$OUT/kernel.txt"
+    else
+      echo "Not run: a quick report runs no virtual machine, and build-kernel/ holds no finished \`scripts/kernel.sh\` run to reuse (run \`scripts/kernel.sh --quick\` first, or the full report)." > "$OUT/kernel.txt"
+    fi
+    return 0
+  fi
+  if [ "$(id -u)" != 0 ]; then
+    echo "Not run: \`scripts/kernel.sh\` needs root (apt-get, the initramfs's device nodes)." > "$OUT/kernel.txt"
+    return 0
+  fi
+  scripts/kernel.sh > "$OUT/kernel.log" 2>&1 || rc=$?
+  case $rc in
+  0|1) cp build-kernel/kernel.csv "$OUT/kernel.csv" 2>/dev/null || true
+       echo "\`scripts/kernel.sh\` (the full plan) in this run; its output: kernel.log." > "$OUT/kernel.txt" ;;
+  *) echo "Not run: \`scripts/kernel.sh\` stopped on a set-up error: $(grep 'kernel.sh: ' "$OUT/kernel.log" | tail -n 1 | sed 's/^kernel.sh: //')." > "$OUT/kernel.txt"
+     echo "report: scripts/kernel.sh could not run (its output: $OUT/kernel.log)" >&2 ;;
+  esac
+  if [ $rc = 1 ]; then echo "report: scripts/kernel.sh FAILED (its output: $OUT/kernel.log)" >&2; fi
+  return 0
+}
 # Instructions per pair under callgrind: run N1 and N2 pairs, take the
 # difference, so start-up and set-up cancel out.
 run_callgrind() {
@@ -487,6 +519,9 @@ if [ -z "$RENDER" ]; then
   plan "real programs" "$RP_PLAN"
   plan kyoto "$KY_PLAN"
   plan "instruction counts" 30
+  # kernel: the full plan ran in about 8.5 minutes (docs/kernel.md), plus
+  # the modules' build; quick: nothing runs.
+  if [ "$QUICK" = 1 ]; then plan kernel 1; else plan kernel 600; fi
   plan "plots and REPORT.md" 25
   step "quiet check" quiet_spin "before the measurements"
   quiet_warn_now
@@ -534,6 +569,7 @@ if [ -z "$RENDER" ]; then
   others_end "during the real programs"
   quiet_warn_now
   step "instruction counts" run_callgrind
+  step kernel run_kernel
 
   # All rows in one file, the machine description once.
   { grep '^#' "$OUT/latency.csv"; echo "experiment,impl,threads,param,rep,metric,value,unit";
@@ -565,6 +601,29 @@ while IFS=, read -r e i t p m v _; do
     MED["$e|$i|$t|$p|ops_per_sec"]=$(awk -v v="$v" 'BEGIN{ printf "%.6g", v * 1000 }')
   fi
 done < "$M"
+
+# The kernel section's rows (kernel.csv, from scripts/kernel.sh): their
+# medians go into MED too (the experiments have names of their own:
+# kernel_list, kernel_hash, kernel_dlist, kernel_torture, locktorture).
+# Under TCG the throughput metrics are named *_emulated: KSFX.
+KM=$OUT/kernel-medians.csv
+KSFX=""
+rm -f "$KM"
+if [ -f "$OUT/kernel.csv" ]; then
+  awk -f scripts/medians.awk "$OUT/kernel.csv" > "$KM"
+  while IFS=, read -r e i t p m v _; do MED["$e|$i|$t|$p|$m"]=$v; done < "$KM"
+  if grep -q '^# EMULATED' "$OUT/kernel.csv"; then KSFX=_emulated; fi
+fi
+# kcol EXP FIELD: the values of column FIELD (2 impl, 3 threads, 4 param) of
+# EXP's kernel rows, in the order they first appear (threads sorted).
+kcol() {
+  [ -f "$KM" ] || return 0
+  if [ "$2" = 3 ]; then
+    awk -F, -v e="$1" '$1 == e { print $3 }' "$KM" | sort -n -u | tr '\n' ' '
+  else
+    awk -F, -v e="$1" -v f="$2" '$1 == e && !seen[$f]++ { print $f }' "$KM" | tr '\n' ' '
+  fi
+}
 
 # Plot style: one colour per lock family, kept across plots; BRAVO-X is
 # dashed in X's colour, a "-fence" mode dotted in its lock's; every other
@@ -824,6 +883,42 @@ EOF
     echo "     '$OUT/latency-off.dat' using 2 lc rgb '#2ca02c' title 'read pair, writes keep the bias off'"; } | gnuplot ||
     echo "report: gnuplot could not draw $OUT/latency.png" >&2
   rm -f "$OUT"/*.dat
+  render_kernel_plots
+}
+# The kernel section's plots: one per figure and update rate, x the threads
+# (at least two thread counts measured; a quick run has one), and the
+# BRAVO paper's locktorture figures, x the readers.
+render_kernel_plots() {
+  [ -f "$KM" ] || return 0
+  local M=$KM e p w i f ts fig what yl=operations/s ry=reads/s
+  if [ -n "$KSFX" ]; then yl="operations/s, emulated"; ry="reads/s, emulated"; fi
+  for e in kernel_dlist kernel_list kernel_hash; do
+    ts=$(kcol "$e" 3)
+    [ "$(wc -w <<<"$ts")" -ge 2 ] || continue
+    case $e in
+    kernel_dlist) fig="RLU Fig. 9"; what="doubly linked list" ;;
+    kernel_list) fig="RLU Fig. 10"; what="linked list" ;;
+    kernel_hash) fig="RLU Fig. 11"; what="hash table" ;;
+    esac
+    for p in $(kcol "$e" 4); do
+      plot_threads "$e" "ops_per_s$KSFX" "$p" "$e ($fig): kernel $what, ${p#update=} updates${KSFX:+ (EMULATED: qemu TCG)}" \
+        "$yl" "$OUT/$e-$(tr -cd '0-9.' <<<"$p")pct.png" "$(kcol "$e" 2 | tr ' ' ',')"
+    done
+  done
+  ts=$(kcol locktorture 3)
+  [ "$(wc -w <<<"$ts")" -ge 2 ] || return 0
+  for w in 1 0; do
+    draw_init
+    for i in $(kcol locktorture 2); do
+      f="$OUT/locktorture-$i-w$w.dat"
+      awk -F, -v i="$i" -v p="writers=$w" -v m="reads_per_s$KSFX" \
+        '$1 == "locktorture" && $2 == i && $4 == p && $5 == m { print $3, $6 }' "$KM" | sort -n > "$f"
+      draw_add "$f" "$i"
+    done
+    draw "$OUT/locktorture-w$w.png" "locktorture (BRAVO paper): $w writer$([ $w = 1 ] || echo s), R readers${KSFX:+ (EMULATED: qemu TCG)}" \
+      readers "$ry" "set logscale x 2"
+  done
+  rm -f "$OUT"/*.dat
 }
 
 # ---- REPORT.md -------------------------------------------------------------
@@ -894,7 +989,7 @@ echo "PASS: the target is met in this run. MISS: the target is not met on this m
 echo "run; it is not a failure of the software (the tests, \`scripts/test.sh\`, check behaviour)."
 echo "Some targets are the papers' results on larger machines and out of reach of 2 CPUs (the"
 echo "notes below and in the README say which); on a busy machine any of them can move."
-echo "FAIL: something did not work (a real program failed under the preload library, or Kyoto Cabinet's build or kccachetest failed)."
+echo "FAIL: something did not work (a real program failed under the preload library, Kyoto Cabinet's build or kccachetest failed, or a kernel module's run or torture failed)."
 echo "n/a: not judged (a quick run's inputs are too short; or what the check needs was not measured)."
 echo "The target says which way is better: ≥, higher is better; ≤, lower is better."
 echo "\`scripts/report.sh --strict\` exits non-zero when a target is missed."
@@ -949,6 +1044,10 @@ if [ -f "$OUT/kyoto.csv" ]; then
   check "kyoto T=2, 10 %: rlu / stock" "$(ratio "$(med kyoto rlu 2 mutations=10 ops_per_sec)" "$(med kyoto stock 2 mutations=10 ops_per_sec)")" ">=" 1.5 ratio
 fi
 if [ -f "$OUT/kyoto.md" ]; then cat "$OUT/kyoto.md"; fi
+# The kernel runs check behaviour, not speed: a row only when they failed.
+if [ -f "$OUT/kernel.csv" ] && ! grep -q '^# check: PASS' "$OUT/kernel.csv"; then
+  echo "| kernel: modules load and unload, RLU tortures and locktorture pass, clean kernel log | $(sed -n 's/^# check: //p' "$OUT/kernel.csv" | head -n 1 | tr '|' '/'): see \"Kernel\" | success | FAIL |"
+fi
 if [ -n "$DLIST" ]; then
   check "dlist T=2, 0.1 %: rlu-dlist / urcu-dlist" "$(ratio "$(med dlist rlu-dlist 2 update=0.1 ops_per_sec)" "$(med dlist urcu-dlist 2 update=0.1 ops_per_sec)")" ">=" 0.5 ratio
 fi
@@ -1252,6 +1351,7 @@ if [ -f "$OUT/bravo-future/bravo-future.md" ]; then
   sed -e 's/^!\[\([^]]*\)\](\([^)]*\))$/![\1](bravo-future\/\2)/' "$OUT/bravo-future/bravo-future.md"
   echo
 fi
+kernel_section
 glossary_section
 echo "## Reproduce"
 echo
@@ -1259,8 +1359,117 @@ echo '```sh'
 echo 'scripts/report.sh                       # this report, in results/runs/<UTC date-time>/'
 echo 'scripts/report.sh --render DIR          # redraw a run'"'"'s plots and REPORT.md from its CSV files'
 echo 'scripts/realprogs.sh                    # only the real programs section'
+echo 'scripts/kernel.sh                       # only the kernel section (kernel.csv in build-kernel/; docs/kernel.md)'
 echo 'build/bench/readmostly-bench list        # experiments, implementations and what each name means'
 echo '```'
+}
+
+# The kernel section (scripts/kernel.sh's kernel.csv; docs/kernel.md).
+kernel_section() {
+  local kc=$OUT/kernel.csv e p t i w fig what r cnt k v v2
+  [ -f "$kc" ] || [ -f "$OUT/kernel.txt" ] || return 0
+  echo "## Kernel (RLU paper Figs. 9-11 and section 4.7; the BRAVO paper's locktorture figures)"
+  echo
+  # The first line says where the numbers come from: under TCG they are
+  # not hardware numbers.
+  if [ ! -f "$kc" ]; then
+    echo "No kernel numbers in this report. $(cat "$OUT/kernel.txt" 2>/dev/null)"
+    echo
+    return 0
+  fi
+  if [ -n "$KSFX" ]; then
+    echo "**Measured under TCG emulation (qemu without KVM): these are not hardware numbers.** The same"
+    echo "run varies several-fold from one boot to the next; the numbers show that the runs make progress,"
+    echo "nothing about any CPU, and no target is judged on them (every column says \"emulated\")."
+  elif grep -q '^# kernel: .* on the host' "$kc"; then
+    echo "Measured on this machine's running kernel (\`scripts/kernel.sh --host\`): hardware numbers."
+  else
+    echo "Measured in a qemu virtual machine with KVM: virtualized, not bare-metal numbers."
+  fi
+  echo
+  [ -f "$OUT/kernel.txt" ] && { cat "$OUT/kernel.txt"; echo; }
+  sed -n 's/^# kernel: /Set-up: /p' "$kc" | head -n 1
+  echo
+  r=$(sed -n 's/^# check: //p' "$kc" | head -n 1)
+  case $r in
+  PASS) echo "Behaviour: PASS: every module loaded and unloaded, every RLU run checked its structure and every torture its invariants without an error, every locktorture run ended in SUCCESS, and the kernel log holds no BUG, Oops, WARNING or lockdep report." ;;
+  *) echo "Behaviour: **${r:-not recorded}** (the acceptance checks above count it as a FAIL; \`scripts/kernel.sh\` prints what failed)." ;;
+  esac
+  echo
+  echo "The modules and the runs: docs/kernel.md. \`rcu\` here is the kernel's own RCU; \`rlu-ff\` is RLU with"
+  echo "the fence-free section entry (writers send IPIs), \`rwsem_lock\` the kernel's \`rw_semaphore\`."
+  echo
+  local u="operations/s" ry="reads/s" wy="writes/s"
+  if [ -n "$KSFX" ]; then u="operations/s, emulated"; ry="reads/s, emulated"; wy="writes/s, emulated"; fi
+  for e in kernel_dlist kernel_list kernel_hash; do
+    [ -n "$(kcol "$e" 4)" ] || continue
+    case $e in
+    kernel_dlist) fig="RLU Fig. 9"; what="doubly linked list: the kernel's \`list_*_rcu\` API against an RLU list" ;;
+    kernel_list) fig="RLU Fig. 10"; what="singly linked list" ;;
+    kernel_hash) fig="RLU Fig. 11"; what="hash table" ;;
+    esac
+    echo "### $e ($fig; $what; $u; higher is better)"
+    echo
+    for p in $(kcol "$e" 4); do
+      echo "${p#update=} updates:"; echo
+      # shellcheck disable=SC2046
+      table_threads "$e" "ops_per_s$KSFX" "$p" rate "$(kcol "$e" 2 | tr ' ' ',')" $(kcol "$e" 3)
+      echo
+      img "$e-$(tr -cd '0-9.' <<<"$p")pct.png" "$e ${p#update=}"
+    done
+  done
+  if [ -n "$(kcol kernel_torture 2)" ]; then
+    echo "### kernel_torture (RLU paper section 4.7: 1 writer, R readers, R fake writers; errors: must be 0)"
+    echo
+    echo "| impl | readers R | errors | updates/s${KSFX:+ (emulated)} | reads/s${KSFX:+ (emulated)} |"
+    echo "| --- | ---: | ---: | ---: | ---: |"
+    for i in $(kcol kernel_torture 2); do for t in $(kcol kernel_torture 3); do
+      p="fake_writers=$t"
+      [ -n "$(med kernel_torture "$i" "$t" "$p" errors)" ] || continue
+      echo "| $i | $t | $(med kernel_torture "$i" "$t" "$p" errors) | $(hm rate kernel_torture "$i" "$t" "$p" "updates_per_s$KSFX") | $(hm rate kernel_torture "$i" "$t" "$p" "reads_per_s$KSFX") |"
+    done; done
+    echo
+  fi
+  if [ -n "$(kcol kernel_sbuf 2)" ]; then
+    echo "### kernel_sbuf (the fence-free entries against a modelled store buffer; violations: must be 0)"
+    echo
+    echo "Rounds in which the writer went on while the reader was inside (violations), and in which a writer's IPI"
+    echo "drained the reader's modelled store buffer (docs/kernel-rlu.md, \"The store-buffer model\")."
+    echo
+    echo "| impl | rounds | violations | drained by an IPI |"
+    echo "| --- | ---: | ---: | ---: |"
+    for i in $(kcol kernel_sbuf 2); do
+      p=$(awk -F, -v i="$i" '$1 == "kernel_sbuf" && $2 == i { print $4; exit }' "$KM")
+      echo "| $i | $(med kernel_sbuf "$i" 1 "$p" rounds) | $(med kernel_sbuf "$i" 1 "$p" violations) | $(med kernel_sbuf "$i" 1 "$p" ipi_drains) |"
+    done
+    echo
+  fi
+  if [ -n "$(kcol locktorture 2)" ]; then
+    echo "### locktorture (the BRAVO paper's figures: 1 writer and 0 writers, R readers; acquisitions/s, higher is better)"
+    echo
+    echo "The kernel's locktorture with our two lock types beside its \`rwsem_lock\`; its critical sections are long"
+    echo "(readers hold the lock about 50 ms), so the counts measure its delays more than the locks."
+    echo
+    for w in 1 0; do
+      [ -n "$(awk -F, -v p="writers=$w" '$1 == "locktorture" && $4 == p' "$KM")" ] || continue
+      echo "$w writer$([ $w = 1 ] || echo s):"; echo
+      echo "| type | readers R | result | $wy | $ry | counters |"
+      echo "| --- | ---: | --- | ---: | ---: | --- |"
+      for t in $(kcol locktorture 3); do for i in $(kcol locktorture 2); do
+        p="writers=$w"
+        v=$(med locktorture "$i" "$t" "$p" result)
+        [ -n "$v" ] || continue
+        cnt=""
+        for k in fast_reads slow_reads revocations ipis switched_out_readers readers_that_met_a_writer; do
+          v2=$(med locktorture "$i" "$t" "$p" "$k")
+          [ -z "$v2" ] || [ "$v2" = 0 ] || cnt+="${cnt:+, }$k $v2"
+        done
+        echo "| $i | $t | $([ "$v" = 1 ] && echo SUCCESS || echo "**not SUCCESS**") | $(hm rate locktorture "$i" "$t" "$p" "writes_per_s$KSFX") | $(hm rate locktorture "$i" "$t" "$p" "reads_per_s$KSFX") | ${cnt//_/ } |"
+      done; done
+      echo
+      img "locktorture-w$w.png" "locktorture, $w writer$([ $w = 1 ] || echo s)"
+    done
+  fi
 }
 
 # ---- the head of REPORT.md: what won, from the check rows -----------------
@@ -1269,13 +1478,14 @@ family_of() {
   case $1 in
   kyoto*|knot*) echo "real programs" ;;
   db_bench*|kccachetest*|"real programs"*) echo preload ;;
+  kernel*) echo kernel ;;
   *rlu*|citrus*|dlist*) echo "RLU and structures" ;;
   *rcu*|grace_period*) echo FCP-RCU ;;
   *prwlock*|cs_efficiency*) echo prwlock ;;
   *) echo BRAVO ;;
   esac
 }
-FAMILIES=("BRAVO" "preload" "prwlock" "FCP-RCU" "RLU and structures" "real programs")
+FAMILIES=("BRAVO" "preload" "prwlock" "FCP-RCU" "RLU and structures" "real programs" "kernel")
 # from_of LABEL: where a check's numbers are, a plot when there is one.
 from_of() {
   local e=${1%%[ :]*} p f=""
@@ -1458,7 +1668,7 @@ if [ -n "$(sed -n 's/^not quiet: //p' "$OUT/run.txt" 2>/dev/null)" ]; then
   echo "report: WARNING: the machine was not quiet during this run; REPORT.md says what was seen; its ratios are unreliable" >&2
 fi
 if [ "$NFAIL" -gt 0 ]; then
-  echo "report: $NFAIL FAIL: a real program failed under the preload library, or Kyoto's build or tests (REPORT.md)" >&2
+  echo "report: $NFAIL FAIL: a real program failed under the preload library, Kyoto's build or tests, or the kernel modules' runs (REPORT.md)" >&2
   exit 1
 fi
 if [ "$NMISS" -gt 0 ]; then

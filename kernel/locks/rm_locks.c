@@ -320,12 +320,21 @@ void prwlock_read_unlock(struct prwlock *l, struct prwlock_reader *r)
 }
 EXPORT_SYMBOL_GPL(prwlock_read_unlock);
 
+/* The store-buffer model of the rm_sbuf test module: when set, the
+ * handler first drains the modelled buffer of the CPU it interrupted, as
+ * the interrupt drains the real one.  NULL outside that test. */
+void (*rm_locks_ipi_hook)(void);
+EXPORT_SYMBOL_GPL(rm_locks_ipi_hook);
+
 /* IPI handler (Figure 4, Report): a CPU not in a passive section reports. */
 static void prw_report_ipi(void *arg)
 {
 	struct prwlock *l = arg;
 	struct prwlock_cpu *st = this_cpu_ptr(l->st);
+	void (*hook)(void) = READ_ONCE(rm_locks_ipi_hook);
 
+	if (hook)
+		hook();
 	if (!READ_ONCE(st->passive))
 		prw_report(l, st);
 }
@@ -345,8 +354,18 @@ void prwlock_write_lock(struct prwlock *l)
 	me = get_cpu();
 	for_each_online_cpu(cpu) {
 		/* P5: acquire. */
-		if (cpu != me && smp_load_acquire(&per_cpu_ptr(l->st, cpu)->version) != v)
+		if (cpu != me && smp_load_acquire(&per_cpu_ptr(l->st, cpu)->version) != v) {
+#ifdef RM_MUTANT_NO_IPI
+			/* A fence-free entry without its IPI, for
+			 * scripts/kernel.sh MUTANT=no_ipi: a CPU whose passive
+			 * mark reads 0 is taken as outside any section, which
+			 * P1's store, still in the reader's store buffer, makes
+			 * false.  rm_sbuf must fail. */
+			if (!READ_ONCE(per_cpu_ptr(l->st, cpu)->passive))
+				continue;
+#endif
 			__cpumask_set_cpu(cpu, l->wait);
+		}
 	}
 	/* Stragglers are asked at once (P1); wait=true: the handlers ran. */
 	if (!cpumask_empty(l->wait)) {

@@ -82,6 +82,9 @@ struct prwlock_reader {
 
 int prwlock_init(struct prwlock *l);
 
+/* Test only (rm_sbuf): called first by prwlock's IPI handler. */
+extern void (*rm_locks_ipi_hook)(void);
+
 /* Counts since the last call (per-CPU counters, summed), printed as one
  * line "rm_locks: <tag> bravo fast_reads=..."; locktorture's lock types
  * call it at the end of each run. */

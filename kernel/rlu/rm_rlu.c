@@ -3,7 +3,7 @@
  * rm_rlu.c - read-log-update as a Linux kernel module (Matveev, Shavit,
  * Felber, Marlier, SOSP 2015, Algorithm 1): the algorithm of the user-space
  * src/rlu.c, ported to kernel primitives.  The contract is in rm_rlu.h;
- * docs/kernel.md says where this differs from user space.
+ * docs/kernel-rlu.md says where this differs from user space.
  *
  * Invariants (as in src/rlu.c)
  *   1. An object is locked by at most one context: its header's copy
@@ -614,8 +614,18 @@ static void report_clock(struct rm_rlu_ctx *c)
 		smp_store_release(&c->h.local_clock, t);
 }
 
+/* The store-buffer model of the rm_sbuf test module: when set, the
+ * handler first drains the modelled buffer of the CPU it interrupted, as
+ * the interrupt drains the real one.  NULL outside that test. */
+void (*rm_rlu_ipi_hook)(void);
+EXPORT_SYMBOL_GPL(rm_rlu_ipi_hook);
+
 static void ipi_mb(void *unused)
 {
+	void (*hook)(void) = READ_ONCE(rm_rlu_ipi_hook);
+
+	if (hook)
+		hook();
 	/* W5: this CPU's earlier stores before the writer's run counter
 	 * loads, its later loads after the writer's clock step. */
 	smp_mb();

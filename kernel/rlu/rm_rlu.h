@@ -25,7 +25,7 @@
  *   "The write-clock race"), two write-logs per context swapped at each
  *   commit, fine-grained (per-object locks, abort and retry) and
  *   coarse-grained (one writer mutex) flavors, and deferral of synchronize
- *   over up to max_defer sections (fine-grained).  docs/kernel.md lists
+ *   over up to max_defer sections (fine-grained).  docs/kernel-rlu.md lists
  *   where this port differs from user space and why.
  *
  *   Contexts are passed explicitly: a kernel thread has no thread-local
@@ -108,6 +108,9 @@ struct rm_rlu_ctx_hot {
 extern atomic64_t rm_rlu_clock_g;
 /* Section entry without a fence (rm_rlu_init's fence_free). */
 extern int rm_rlu_fence_free_g;
+
+/* Test only (rm_sbuf): called first by the fence-free writers' IPI handler. */
+extern void (*rm_rlu_ipi_hook)(void);
 
 /* Only while no context is registered: -EBUSY otherwise. */
 int rm_rlu_init(enum rm_rlu_flavor flavor, unsigned int max_defer, bool fence_free);
