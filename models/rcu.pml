@@ -1,8 +1,8 @@
 /*
  * rcu.pml - FCP-RCU (src/rcu.c, include/readmostly/rcu.h) on the FCP core
- * (src/fcp.c): the inline read lock and unlock with the gate, sections
- * counted in thread-local `depth` (a handler's sections borrowing an
- * interrupted outermost one), the entry report inside the section,
+ * (src/fcp.c): the inline read lock and unlock with the gate, nested
+ * sections counted in thread-local `depth`, the entry report inside the
+ * section,
  * offline/online, the claim of a record, a read section in a signal
  * handler at any point of the thread's own code, grace periods shared by
  * concurrent synchronize callers (gp_seq under gp_lock), and the switch to
@@ -32,24 +32,15 @@
  *  offline_plain     leaving the offline state is a plain store of 0, not
  *                    an exchange (leave_offline): a report without a
  *                    fence from the offline value
- *  u1_first          the outermost unlock stores U1 before `depth` = 0
- *                    (rm_rcu_read_unlock): a handler in between counts an
- *                    inner section on a record out of flight
- *  depth_before_r1   the outermost lock sets `depth` = 1 before R1
- *                    (rm_rcu_read_lock): a handler in between counts an
- *                    inner section on a record not yet in flight
- *  no_borrow         a lock that finds `depth` 0 and the record in flight
- *                    begins an outermost section (rm_rcu_read_lock): the
- *                    handler's unlock stores U1 inside the interrupted
- *                    thread's section
- *  borrow_no_fence   the borrowing slow path of an online record does not
- *                    fence (rm_rcu_read_lock_slowpath; run in fence mode):
- *                    the interrupted lock's R1 may still sit in the store
- *                    buffer while the handler loads
- *  nest_no_offline   the borrowing slow path does not leave the offline
- *                    state (rm_rcu_read_lock_slowpath): a handler that
+ *  nest_u1_first     the unlock stores NULL into the record's passive (U1)
+ *                    before it tests `depth`, and an inner unlock puts
+ *                    "in flight" back after counting `depth` down
+ *                    (rm_rcu_read_unlock): a handler's lock in between
+ *                    takes the outermost path inside the inner unlock
+ *  nest_no_offline   the nested branch of the lock counts `depth` without
+ *                    looking at `seen` (rm_rcu_read_lock): a handler that
  *                    interrupted the outermost lock before it left the
- *                    offline state reads in a section no grace period
+ *                    offline state nests in a section no grace period
  *                    waits for
  *  claim_no_fence    the claim reports without the fence after it
  *                    (rm_fcp_self_slowpath): a grace period that trusts a
@@ -105,25 +96,10 @@
 #else
 #define M_offline_plain 0
 #endif
-#ifdef MUTANT_u1_first
-#define M_u1_first 1
+#ifdef MUTANT_nest_u1_first
+#define M_nest_u1_first 1
 #else
-#define M_u1_first 0
-#endif
-#ifdef MUTANT_no_borrow
-#define M_no_borrow 1
-#else
-#define M_no_borrow 0
-#endif
-#ifdef MUTANT_borrow_no_fence
-#define M_borrow_no_fence 1
-#else
-#define M_borrow_no_fence 0
-#endif
-#ifdef MUTANT_depth_before_r1
-#define M_depth_before_r1 1
-#else
-#define M_depth_before_r1 0
+#define M_nest_u1_first 0
 #endif
 #ifdef MUTANT_nest_no_offline
 #define M_nest_no_offline 1
@@ -139,7 +115,6 @@
 #include "tso.pml"
 
 byte depth[NR];     /* rm_rcu_tls.depth (thread-local) */
-#define BORROWED 128 /* RM_RCU_BORROWED (INT32_MIN: below every count) */
 bool freed[2 + NU]; /* ghost: object freed */
 byte sigs;          /* signals left to deliver to reader 0 */
 byte done;
@@ -147,8 +122,8 @@ byte done;
 /* The record's passive and seen, as the thread itself reads them. */
 #define PASSIVE(t) SEEN(t, P(t))
 #define SEENOF(t) SEEN(t, S(t))
-/* The nesting state: `depth` not 0 only while the record is in flight
- * (the thread's own view). */
+/* The nesting state: depth > 0 only while the record is in flight (the
+ * thread's own view). */
 #define NEST_INV(t) assert(depth[t] == 0 || PASSIVE(t) == INF)
 
 /* leave_offline: xchg(seen, 0), a full barrier on x86 */
@@ -190,62 +165,49 @@ byte done;
      fi \
   fi
 
-/* rm_rcu_read_lock (and rm_rcu_read_lock_slowpath): `depth` not 0: an
- * inner section, `depth` counted up (a read-modify-write a handler may
- * interrupt).  `depth` 0 and the record in flight: a handler inside the
- * thread's outermost lock (after R1) or unlock (before U1) borrows the
- * section: it leaves the offline state, or fences, and sets `depth` to
- * BORROWED.  Otherwise the outermost section: R1, the gate, the report,
- * then `depth` = 1. */
+/* rm_rcu_read_lock (and rm_rcu_read_lock_slowpath): in flight, seen not
+ * OFF (a version, or 0): an inner section, `depth` counted up (a
+ * read-modify-write a handler may interrupt); OFF: the slow path leaves
+ * the offline state, then counts the inner section.  Not in flight: the
+ * outermost section. */
 #define RLOCK(t, SP, p, s, g, v, m) \
   NEST_INV(t); \
-  s = depth[t]; SP; \
+  p = PASSIVE(t); SP; \
   if \
-  :: s != 0 -> depth[t] = s + 1 \
-  :: else -> \
-     p = PASSIVE(t); SP; \
+  :: p != 0 -> \
+     s = SEENOF(t); SP; \
      if \
-     :: p != 0 && !M_no_borrow -> \
-        s = SEENOF(t); \
-        if \
-        :: s == OFF && !M_nest_no_offline -> LEAVE_OFFLINE(t, v) \
-        :: else -> if :: M_borrow_no_fence :: else -> FENCE(t) fi \
-        fi; SP; \
-        depth[t] = BORROWED \
-     :: else -> \
-        if :: M_depth_before_r1 -> depth[t] = 1; SP :: else fi; \
-        ST(t, P(t), INF); SP; \
-        if \
-        :: M_no_gate -> LD(t, VER, g) \
-        :: else -> LD(t, GATE, g) \
-        fi; SP; \
-        if \
-        :: g != SEENOF(t) -> LOCK_REPORT(t, SP, s, g, v, m) \
-        :: else \
-        fi; \
-        if :: M_depth_before_r1 :: else -> SP; depth[t] = 1 fi \
+     :: s != OFF || M_nest_no_offline -> skip \
+     :: else -> LEAVE_OFFLINE(t, v); SP \
+     fi; \
+     s = depth[t]; SP; depth[t] = s + 1 \
+  :: p == 0 -> \
+     ST(t, P(t), INF); SP; \
+     if \
+     :: M_no_gate -> LD(t, VER, g) \
+     :: else -> LD(t, GATE, g) \
+     fi; SP; \
+     if \
+     :: g != SEENOF(t) -> LOCK_REPORT(t, SP, s, g, v, m) \
+     :: else \
      fi \
   fi; \
   p = 0; s = 0; g = 0; v = 0
 
-/* rm_rcu_read_unlock (and rm_rcu_read_unlock_slowpath,
- * rm_rcu_read_unlock_report): `depth` above 1 (and below BORROWED): an
+/* rm_rcu_read_unlock (and rm_rcu_read_unlock_report): `depth` first; an
  * inner unlock counts it down (a read-modify-write a handler may
- * interrupt) and touches no record; BORROWED and above: a handler's
- * section inside an interrupted outermost lock or unlock, counted down to
- * 0 without any store to the record.  1: the outermost unlock, `depth` = 0
- * then U1, the version and `seen`, and the slow path when they differ. */
+ * interrupt) and touches no record; the outermost one stores U1, loads
+ * the version and `seen`, and takes the slow path when they differ. */
 #define RUNLOCK(t, SP, d, s, v) \
   NEST_INV(t); \
+  if :: M_nest_u1_first -> ST(t, P(t), 0); SP :: else fi; \
   d = depth[t]; SP; \
   if \
-  :: d > 1 && d < BORROWED -> depth[t] = d - 1 \
-  :: d > BORROWED -> depth[t] = d - 1 \
-  :: d == BORROWED -> depth[t] = 0 \
-  :: d == 1 -> \
-     if :: M_u1_first :: else -> depth[t] = 0; SP fi; \
-     ST(t, P(t), 0); SP; \
-     if :: M_u1_first -> depth[t] = 0; SP :: else fi; \
+  :: d != 0 -> \
+     depth[t] = d - 1; \
+     if :: M_nest_u1_first -> SP; ST(t, P(t), INF) :: else fi \
+  :: else -> \
+     if :: M_nest_u1_first :: else -> ST(t, P(t), 0); SP fi; \
      LD(t, VER, v); SP; \
      s = SEENOF(t); \
      if \

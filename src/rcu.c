@@ -15,8 +15,8 @@
  *     section whose loads have begun: every lock that finds its record in
  *     that state leaves it (leave_offline: `seen` = 0 and a full fence, one
  *     instruction) before the section's first load, be it the outermost
- *     lock (rm_rcu_read_lock_report) or a handler's lock that borrowed the
- *     section of an outermost lock it interrupted before it got there
+ *     lock (rm_rcu_read_lock_report) or an inner one, in a signal handler
+ *     that interrupted the outermost lock before it got there
  *     (rm_rcu_read_lock_slowpath).  The state is entered only outside any
  *     section (go_offline).
  *  4. A callback is in exactly one place: a call data object's queue, its
@@ -43,11 +43,14 @@
 #include <unistd.h>
 
 /* The stand-in record of threads without one (not registered), shared by
- * all of them and in no domain, and never written: its `passive` holds its
- * own address (not NULL: an outermost read lock goes to
- * rm_rcu_read_lock_slowpath(), which registers), its `seen` is
- * RM_RCU_SEEN_OFFLINE.  An unlock without a lock finds `depth` 0 and
- * stores nothing.  rm_rcu_read_ongoing() never trusts its `passive`. */
+ * all of them and in no domain.  Its `passive` starts as its own address
+ * (not NULL: a read lock goes to rm_rcu_read_lock_slowpath()); a misplaced
+ * unlock stores NULL there, and a lock that then finds NULL stores "in
+ * flight" (both relaxed atomics, harmless): such a lock finds `seen`
+ * (RM_RCU_SEEN_OFFLINE, never written, never a version) different from
+ * the gate and its slow path sees the stand-in; a lock that finds "in
+ * flight" finds `seen` offline and goes to the slow path too.
+ * rm_rcu_read_ongoing() never trusts its `passive`. */
 RM_API struct rm_fcp_reader rm_rcu_unregistered = {.passive = &rm_rcu_unregistered,
                                                     .seen = RM_RCU_SEEN_OFFLINE};
 RM_API __thread struct rm_rcu_thread rm_rcu_tls
@@ -198,63 +201,34 @@ static struct rm_fcp_reader *attach(struct rm_rcu_thread *t) {
   return r;
 }
 
-/* The read lock's slow path, before R1: the lock found `depth` 0 and
- * `passive` not NULL.
+/* The read lock's slow path, before R1: the lock found `passive` not NULL
+ * and not a nested section the inline code can begin by itself.
  *  - The stand-in: the thread is not registered.  Register it (or find
  *    that a signal handler did meanwhile) and return its record, for the
  *    inline code to begin the outermost section on.
- *  - The thread's record, in flight: this lock runs in a signal handler
- *    that interrupted the thread's outermost lock between R1 and `depth` =
- *    1, or its outermost unlock between `depth` = 0 and U1.  The record
- *    protects the handler's sections as long as they end without U1; make
- *    it safe for the handler's loads first.  Offline (`seen` UINT64_MAX:
- *    the interrupted lock had not left the offline state yet): leave it
- *    here (invariant 3); the interrupted lock then finds `seen` 0 and runs
- *    its section as one begun offline.  Online: one full fence, so that
- *    R1, which the interrupted code stored and may not have fenced yet (in
- *    fence mode), is visible before the handler's loads, whatever the
- *    signal's delivery did to the store buffer.  Then `depth` =
- *    RM_RCU_BORROWED, and return NULL (the lock is done). */
+ *  - The thread's record, in flight with `seen` offline: this lock runs in
+ *    a signal handler that interrupted the thread's outermost lock between
+ *    R1 and the slow path in which it leaves the offline state
+ *    (rm_rcu_read_lock_report).  Leave it here, then begin an inner
+ *    section; return NULL (the lock is done). */
 RM_API RM_NOINLINE struct rm_fcp_reader *rm_rcu_read_lock_slowpath(void) {
   struct rm_rcu_thread *t = &rm_rcu_tls;
   struct rm_fcp_reader *r = t->rec;
   if (r == &rm_rcu_unregistered) return attach(t);
   if (rm_atomic_load_relaxed(&r->passive) == NULL) return r; /* a handler registered us */
-  RM_ASSERT(r == t->own && t->depth == 0, "read lock slow path on record %p (own %p, depth %d)",
-            (void *)r, (void *)t->own, (int)t->depth);
-  if (is_offline(r)) leave_offline(r);
-  else rm_fence_store_load();
+  RM_ASSERT(r == t->own && is_offline(r), "read lock slow path on record %p (own %p)",
+            (void *)r, (void *)t->own);
+  leave_offline(r);
   RM_DEBUG_YIELD();
-  t->depth = RM_RCU_BORROWED;
+  t->depth++; /* an inner section of the interrupted one */
   return NULL;
-}
-
-static void unlock_misuse(void) {
-  static uint32_t said;
-  rm_misuse(&said, "rm_rcu_read_unlock without a matching rm_rcu_read_lock (ignored)");
-}
-
-/* The read unlock's slow path, before anything is stored: `depth` d was
- * below 1.  RM_RCU_BORROWED and above (negative): a signal handler's
- * section inside an interrupted outermost lock or unlock
- * (rm_rcu_read_lock_slowpath); count it down, and at its outermost unlock
- * put back the 0 the handler found, storing nothing into the record, which
- * the interrupted code still needs in flight.  0: an unlock without a lock
- * (an assertion in debug builds; ignored with one message otherwise). */
-RM_API RM_NOINLINE void rm_rcu_read_unlock_slowpath(int32_t d) {
-  if (d < 0) {
-    rm_rcu_tls.depth = d == RM_RCU_BORROWED ? 0 : d - 1;
-    return;
-  }
-  RM_ASSERT(false, "rm_rcu_read_unlock without a matching rm_rcu_read_lock");
-  unlock_misuse();
 }
 
 /* The read lock's slow path, inside the section (R1 is stored): the gate
  * g differed from `seen`.
  *
- * Always the thread's own record (the stand-in's `passive` is never NULL,
- * so a lock on it goes to rm_rcu_read_lock_slowpath, which registers).
+ * On the stand-in (its `passive` was NULL after a misplaced unlock): get a
+ * record and begin the section on it, as the inline code would have.
  *
  * On the thread's record, offline (rm_rcu_thread_offline, or waiting in
  * synchronize or barrier: a section of the thread, or of a signal handler):
@@ -263,8 +237,8 @@ RM_API RM_NOINLINE void rm_rcu_read_unlock_slowpath(int32_t d) {
  * A `seen` of 0 is a section begun offline whose state a signal handler
  * finds: inside the thread's come_online (between leaving the offline
  * state and reporting), inside the unlock of such a section (between U1
- * and its slow path), or inside a section that a handler borrowed from
- * this lock and that left the offline state (rm_rcu_read_lock_slowpath).  This section
+ * and its slow path), or after an inner lock of a handler that left the
+ * offline state for this lock (rm_rcu_read_lock_slowpath).  This section
  * runs as one begun offline too; the fence already ran, and the closed
  * gate of fence mode asks for one more for R1.
  *
@@ -283,8 +257,16 @@ RM_API RM_NOINLINE void rm_rcu_read_unlock_slowpath(int32_t d) {
  * opened the gate yet, or something bumped the version without opening
  * it) is moved up, so that later sections find it equal again. */
 RM_API RM_NOINLINE void rm_rcu_read_lock_report(struct rm_fcp_reader *r, uint64_t g) {
-  RM_ASSERT(r == rm_rcu_tls.own, "read lock on record %p, not the thread's own %p", (void *)r,
-            (void *)rm_rcu_tls.own);
+  struct rm_rcu_thread *t = &rm_rcu_tls;
+  if (RM_UNLIKELY(r == &rm_rcu_unregistered)) {
+    r = attach(t);
+    rm_atomic_store_relaxed(&r->passive, (const void *)&rm_rcu_in_flight); /* (R1) */
+    rm_compiler_barrier();
+    g = rm_atomic_load_relaxed(&rm_rcu_dom.gate);
+    if (g == rm_atomic_load_relaxed(&r->seen)) return;
+  }
+  RM_ASSERT(r == t->own, "read lock on record %p, not the thread's own %p", (void *)r,
+            (void *)t->own);
   uint64_t s = rm_atomic_load_relaxed(&r->seen);
   if (s == RM_RCU_SEEN_OFFLINE) {
     leave_offline(r);
@@ -298,14 +280,20 @@ RM_API RM_NOINLINE void rm_rcu_read_lock_report(struct rm_fcp_reader *r, uint64_
   if (!(g & RM_FCP_GATE_CLOSED) && g < v) rm_fcp_gate_open(&rm_rcu_dom);
 }
 
-/* The read unlock's report (U1 is stored): `seen` differed from v (the
- * inline code ends inner sections without storing to any record).  The
- * record is the thread's own (an outermost unlock follows a lock that
- * began its section there): report v, exactly as rm_fcp_report() does (a
- * release store; wake a synchronize parked on the record).  After a
- * section begun offline (`seen` 0), put the record offline again instead
- * (invariant 5).  Already offline: a signal handler that interrupted this
- * unlock after U1 ran a section begun offline and did that for us. */
+static void unlock_misuse(void) {
+  static uint32_t said;
+  rm_misuse(&said, "rm_rcu_read_unlock without a matching rm_rcu_read_lock (ignored)");
+}
+
+/* The read unlock's slow path (U1 is stored): `seen` differed from v (the
+ * inline code ends inner sections without storing to any record).
+ *  - The thread's record: report v, exactly as rm_fcp_report() does (a
+ *    release store; wake a synchronize parked on the record).  After a
+ *    section begun offline (`seen` 0), put the record offline again
+ *    instead (invariant 5).  Already offline: a signal handler that
+ *    interrupted this unlock did that for us; or an unlock without a lock
+ *    while offline (debug builds assert that in the inline code).
+ *  - The stand-in: an unlock without a lock (asserts in debug builds). */
 RM_API RM_NOINLINE void rm_rcu_read_unlock_report(struct rm_fcp_reader *r, uint64_t v) {
   if (RM_LIKELY(r == rm_rcu_tls.own)) {
     uint64_t s = rm_atomic_load_relaxed(&r->seen);

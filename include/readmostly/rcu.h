@@ -16,8 +16,8 @@
  *
  * DESCRIPTION
  *   A read section is the code between an outermost rm_rcu_read_lock() and
- *   its rm_rcu_read_unlock().  Sections nest to any depth (an inner pair
- *   counts a thread-local word up and down and nothing else), cost no atomic
+ *   its rm_rcu_read_unlock().  Sections nest to any depth (inner ones run
+ *   on a second, per-thread record that only counts them), cost no atomic
  *   instruction and, while membarrier is available
  *   (readmostly/fcp.h, "membarrier mode"), no fence: the outermost lock
  *   stores "in flight" in the thread's record of the RCU domain, the
@@ -69,11 +69,12 @@
  *   rm_rcu_read_lock, rm_rcu_read_unlock, rm_rcu_read_ongoing and the
  *   pointer macros are the async-signal-safe part of this header; the rest
  *   (synchronize, call, barrier, registration, offline and online) must not
- *   be called from a handler.  A handler that interrupts its thread's
- *   outermost lock or unlock while the record is in flight reads inside
- *   the interrupted section (it "borrows" it, and fences once so that it
- *   does not depend on how the signal was delivered); docs/rcu.md,
- *   "Signal handlers".
+ *   be called from a handler.  (In fence mode, an inner section of a
+ *   handler that interrupted its thread's outermost lock between its store
+ *   and its fence relies on the interruption itself ordering that store
+ *   before the handler's loads, as liburcu's mb flavor does: on x86 the
+ *   processor drains its store buffer when it takes the interrupt or
+ *   exception that delivers the signal.  docs/rcu.md, "Signal handlers".)
  *
  *   Callbacks.  rm_rcu_call(head, func) queues func(head) to run after a
  *   grace period.  It never blocks and may be called inside a read section
@@ -146,16 +147,17 @@
  *   128 bytes per registered thread (its record); outermost read pair:
  *   one store to the thread's record each way, one load and compare each
  *   way (the lock: the domain's gate; the unlock: its version, on the same
- *   line), a load, test and store of the thread-local depth each way, and
+ *   line), one load and test of the thread-local depth in the unlock, and
  *   one store when the version moved; no atomic instruction, and no test
  *   of the fence mode (it is folded into the lock's compare).  A nested
- *   pair is a load, test and store of the thread-local depth each way, as
- *   liburcu's (docs/rcu.md, "The read pair").
+ *   pair takes the unlikely branch of the lock and the likely one of the
+ *   unlock, inline, and stores only to thread-local storage (the depth)
+ *   (docs/rcu.md, "The read pair").
  *
  * MISUSE
  *   An rm_rcu_read_unlock() without a matching lock is caught by an
- *   assertion in debug builds; in release builds it is ignored, with a
- *   one-line message the first time.  A call that
+ *   assertion in debug builds; in release builds it is ignored (a thread
+ *   that is not registered also gets a one-line message).  A call that
  *   would wait for itself (synchronize, barrier, call_rcu_data_free and
  *   free_per_cpu inside a section; barrier in a callback) asserts in debug
  *   builds and in release builds returns EDEADLK with one line on stderr
@@ -179,47 +181,39 @@ extern "C" {
  * `rec` is what the inline read side works on: the thread's record in the
  * RCU domain (`own`), or, while the thread is not registered, the
  * stand-in &rm_rcu_unregistered (in no domain).  `depth` counts the
- * thread's open sections, the outermost one included: only the outermost
- * lock and unlock (from and to 0) store to the record (R1, U1), so a grace
- * period sees one section per thread, and an inner pair is a count up and
- * down of `depth` and nothing else.  The stand-in's `passive` holds its own
- * address (never NULL): a lock on it goes to the slow path, which
- * registers.  An offline thread (and one waiting in rm_rcu_synchronize or
- * rm_rcu_barrier) keeps `rec` == `own`, whose `seen` is then
- * RM_RCU_SEEN_OFFLINE: its next outermost lock leaves that state in its
- * slow path (the gate compare fails).  So the inline pair needs no test of
- * the thread's state beyond the compares it makes anyway.
- *
- * `depth` is 1 or more only once the outermost lock has stored R1 and made
- * its report, and it is 0 again before the outermost unlock's U1: a
- * nonzero `depth` always means a record in flight that grace periods wait
- * for.  Between R1 and `depth` = 1, and between `depth` = 0 and U1, the
- * record is in flight with `depth` 0.
+ * sections open inside the outermost one; only the outermost section
+ * stores to the record (R1, U1), so a grace period sees one section per
+ * thread, and an inner pair counts `depth` up and down in thread-local
+ * storage.  The stand-in's `seen` never equals a version and is
+ * RM_RCU_SEEN_OFFLINE: a lock on it finds its `passive` not NULL and goes
+ * to the slow path on that `seen`, or finds it NULL (after a misplaced
+ * unlock) and goes there on the gate compare; an unlock on it goes to its
+ * slow path on the version compare.  An offline thread (and one waiting
+ * in rm_rcu_synchronize or rm_rcu_barrier) keeps `rec` == `own`, whose
+ * `seen` is then RM_RCU_SEEN_OFFLINE: its next lock leaves that state in
+ * its slow path.  So the inline pair needs no test of the thread's state
+ * beyond the compares it makes anyway.
  *
  * Signal handlers.  A handler may interrupt the thread's own RCU code at
  * any instruction and run read sections; it leaves every field as it
- * found it.  Each step of the inline code is one store to one field (R1,
- * U1, or `depth`), and a handler that interrupts a read-modify-write of
- * `depth` puts it back as it was before returning.  A handler's outermost
- * lock that finds `depth` 0 and the record in flight interrupted the
- * thread's outermost lock after R1 or its outermost unlock before U1: it
- * must not end the interrupted section with U1, so its slow path makes the
- * record safe for the handler's loads (leaves the offline state, or
- * fences) and sets `depth` to RM_RCU_BORROWED; the handler's sections count
- * up from there (a negative number), and the unlock that brings it back to
- * RM_RCU_BORROWED puts 0 back and stores nothing (readmostly/rcu.h
- * "Signal handlers", docs/rcu.md). */
+ * found it.  Each step of the inline code is one store to one field (R1 or
+ * U1 to the record, or `depth` counted up or down by one), and a handler
+ * that interrupts a read-modify-write of `depth` puts it back as it was
+ * before returning, so every point in between is a consistent nesting
+ * state: `depth` is nonzero only while the record is in flight (the
+ * outermost lock stores R1 before any inner section counts, the outermost
+ * unlock tests `depth` before U1), and a handler that finds the record in
+ * flight nests inside the interrupted section; the slow paths handle the
+ * offline states a handler can find (readmostly/rcu.h "Signal handlers",
+ * docs/rcu.md). */
 struct rm_rcu_thread {
   struct rm_fcp_reader *rec;  /* see above */
   struct rm_fcp_reader *own;  /* the thread's record (NULL: not registered) */
-  int32_t depth;              /* open sections (see above) */
+  uint32_t depth;             /* sections open inside the outermost one */
   uint32_t state;             /* RM_RCU_IN_CALLBACK (slow paths only) */
   struct rm_rcu_call_data *crd;      /* rm_rcu_call_data_set_thread() */
 };
 #define RM_RCU_IN_CALLBACK 0x4u /* a call_rcu worker running callbacks */
-/* The `depth` of a handler's sections inside an interrupted outermost lock
- * or unlock, the outermost of them (inner ones count up from it). */
-#define RM_RCU_BORROWED INT32_MIN
 /* The `seen` of a record that never waits for anything: a thread that is
  * offline or waiting for a grace period, a record nobody owns, the
  * stand-in (versions never come near it). */
@@ -236,39 +230,42 @@ extern RM_API const uint64_t rm_rcu_in_flight;
 RM_API struct rm_fcp_reader *rm_rcu_read_lock_slowpath(void);
 RM_API void rm_rcu_read_lock_report(struct rm_fcp_reader *r, uint64_t gate);
 RM_API void rm_rcu_read_unlock_report(struct rm_fcp_reader *r, uint64_t v);
-RM_API void rm_rcu_read_unlock_slowpath(int32_t depth);
 
 /* The thread-local state is named directly (rm_rcu_tls.x), not through a
  * pointer to it: gcc's -fsanitize=null reports a member access through the
  * address of an initial-exec TLS object as a null dereference.
  *
- * An inner lock (`depth` not 0) counts `depth` up: the record is already
- * in flight (see struct rm_rcu_thread).
- *
  * The outermost lock, the common case: the record's `passive` is NULL
- * (reading our own `passive` needs no ordering: only this thread, and its
- * signal handlers, write it while it lives).  Store "in flight" (R1), then
- * load the domain's gate (readmostly/fcp.h, "The gate") and compare it
- * with our `seen`: equal means membarrier mode and no new version since
- * our last report, so the section needs no fence and no store.  Otherwise
+ * (outside any section; reading our own `passive` needs no ordering: only
+ * this thread writes it while it lives).  Store "in flight" (R1), then load
+ * the domain's gate (readmostly/fcp.h, "The gate") and compare it with our
+ * `seen`: equal means membarrier mode and no new version since our last
+ * report, so the section needs no fence and no store.  Otherwise
  * rm_rcu_read_lock_report() fences if the gate is closed (fence mode),
  * leaves the offline state if the thread was in it, and reports the
- * version (see there why a report inside the section is sound).  Then
- * `depth` = 1.  `passive` not NULL with `depth` 0 is the stand-in (not
- * registered) or a signal handler inside the thread's outermost lock or
- * unlock: the slow path. */
+ * version (see there why a report inside the section is sound).  Like
+ * liburcu's, the pair stores only to one per-thread word. */
 RM_INLINE void rm_rcu_read_lock(void) {
-  int32_t d = rm_rcu_tls.depth;
-  RM_DEBUG_YIELD();
-  if (RM_UNLIKELY(d != 0)) {
-    rm_rcu_tls.depth = d + 1;
-    return;
-  }
   struct rm_fcp_reader *r = rm_rcu_tls.rec;
   const void *p = rm_atomic_load_relaxed(&r->passive);
   RM_DEBUG_YIELD();
   if (RM_UNLIKELY(p != NULL)) {
-    r = rm_rcu_read_lock_slowpath(); /* register; or a borrowed section, begun there */
+    /* Nested: the thread's record is in flight (every record the inline
+     * code sees holds NULL or "in flight", rcu.c invariant 1, except the
+     * stand-in, whose `seen` is offline).  `seen` a version (or 0, a
+     * section begun offline): count one more inner section.  `seen`
+     * offline: the stand-in (its `passive` holds its address, or "in
+     * flight" after a misplaced unlock and a lock), or the thread's record
+     * when this lock runs in a signal handler that interrupted the
+     * outermost lock before it left the offline state; the slow path
+     * registers, or leaves the offline state first.  (A plain read: only
+     * this thread, and its signal handlers, write the `seen` of its
+     * record; the stand-in's is never written.) */
+    if (RM_LIKELY(r->seen != RM_RCU_SEEN_OFFLINE)) {
+      rm_rcu_tls.depth++;
+      return;
+    }
+    r = rm_rcu_read_lock_slowpath(); /* register; or an inner section, begun there */
     if (r == NULL) return;
   }
   rm_atomic_store_relaxed(&r->passive, (const void *)&rm_rcu_in_flight); /* (R1) */
@@ -279,54 +276,40 @@ RM_INLINE void rm_rcu_read_lock(void) {
   RM_DEBUG_YIELD();
   uint64_t g = rm_atomic_load_relaxed(&rm_rcu_dom.gate);
   if (RM_UNLIKELY(g != rm_atomic_load_relaxed(&r->seen))) rm_rcu_read_lock_report(r, g);
-  /* `depth` = 1 only now, after R1 and the report (a handler that came in
-   * between borrowed the section, see struct rm_rcu_thread); a plain
-   * thread-local store, which the compiler keeps after the calls and the
-   * atomics above (a signal handler is not another thread: what matters is
-   * program order, which the barrier pins). */
-  RM_DEBUG_YIELD();
-  rm_compiler_barrier();
-  rm_rcu_tls.depth = 1;
 }
 
-/* An inner unlock (`depth` above 1) counts `depth` down and touches no
- * record.  (`depth` is thread-local: only this thread and its signal
- * handlers, which leave it as they found it, write it.)  `depth` below 1
- * is a borrowed section of a signal handler, or an unlock without a lock:
- * the slow path.
+/* An inner unlock counts `depth` down and touches no record.  (`depth` is
+ * thread-local: only this thread and its signal handlers, which leave it
+ * as they found it, write it.)
  *
- * The outermost unlock: `depth` = 0 first (a handler from here to U1
- * borrows the section), then the release store of NULL (U1): the section's
- * loads happen before a synchronize that reads it.  Then the report: the
- * acquire load of the version, and when it differs from `seen`, the slow
- * path, which stores it (release) and wakes a synchronize parked on this
- * record, as rm_fcp_report() does.  `seen` is read after U1: a signal
- * handler that ran before U1 borrowed this section and left `seen` as it
- * was or reported a version; one that ran after U1 found the record out of
- * its section and made its own report, which we read (the slow path reads
- * `seen` again anyway).  The version load stays after U1 in the CPU's
- * order (C11 would let it move above a release store): the wake argument
- * of rm_fcp_report() needs it. */
+ * The outermost unlock: release store of NULL (U1): the section's loads
+ * happen before a synchronize that reads it.  Then the report: the acquire
+ * load of the version, and when it differs from `seen`, the slow path,
+ * which stores it (release) and wakes a synchronize parked on this record,
+ * as rm_fcp_report() does, or on the stand-in reports the misuse.  `seen`
+ * is read after U1: a signal handler that ran before U1 nested inside this
+ * section and left `seen` as it was; one that ran after U1 found the
+ * record out of its section and made its own report, which we read (the
+ * slow path reads `seen` again anyway).  The version load stays after U1
+ * in the CPU's order (C11 would let it move above a release store): the
+ * wake argument of rm_fcp_report() needs it. */
 RM_INLINE void rm_rcu_read_unlock(void) {
-  int32_t d = rm_rcu_tls.depth;
+  uint32_t d = rm_rcu_tls.depth;
   RM_DEBUG_YIELD();
-  if (RM_UNLIKELY(d > 1)) {
+  if (RM_UNLIKELY(d != 0)) {
     rm_rcu_tls.depth = d - 1;
     return;
   }
-  if (RM_UNLIKELY(d != 1)) {
-    rm_rcu_read_unlock_slowpath(d);
-    return;
-  }
-  rm_rcu_tls.depth = 0;
-  rm_compiler_barrier(); /* program order: `depth` = 0 before U1 (see above) */
-  RM_DEBUG_YIELD();
   struct rm_fcp_reader *r = rm_rcu_tls.rec;
+  /* A registered thread outside any section: storing NULL again and
+   * reporting changes nothing, so release builds let it pass. */
+  RM_ASSERT(r == &rm_rcu_unregistered || rm_atomic_load_relaxed(&r->passive) != NULL,
+            "rm_rcu_read_unlock without a matching rm_rcu_read_lock");
   rm_atomic_store_release(&r->passive, (const void *)NULL); /* (U1) */
   rm_compiler_barrier();
   RM_DEBUG_YIELD();
   uint64_t v = rm_atomic_load_acquire(&rm_rcu_dom.version);
-  if (RM_UNLIKELY(r->seen != v)) rm_rcu_read_unlock_report(r, v); /* a plain read: see the lock */
+  if (RM_UNLIKELY(r->seen != v)) rm_rcu_read_unlock_report(r, v); /* report, or an unlock without a lock */
 }
 
 /* Inside a read section (of this thread, or of the code a signal handler
