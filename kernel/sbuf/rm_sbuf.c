@@ -206,16 +206,25 @@ static void prw_round(int r)
 	preempt_enable();
 }
 
+/* An RLU thread context for the RLU runs (NULL for prwlock; on failure
+ * NULL and S.err set, which ends the rounds). */
+static struct rm_rlu_ctx *thread_ctx(void)
+{
+	struct rm_rlu_ctx *c;
+
+	if (S.is_prw)
+		return NULL;
+	c = rm_rlu_thread_register();
+	if (!c)
+		S.err = -ENOMEM;
+	return c;
+}
+
 static int reader_fn(void *unused)
 {
-	struct rm_rlu_ctx *c = NULL;
+	struct rm_rlu_ctx *c = thread_ctx();
 	int r;
 
-	if (!S.is_prw) {
-		c = rm_rlu_thread_register();
-		if (!c)
-			S.err = -ENOMEM;
-	}
 	for (r = 1; r <= rounds && !S.err; r++) {
 		wait_for(&S.go, r);
 		if (S.is_prw)
@@ -235,14 +244,9 @@ static int reader_fn(void *unused)
 
 static int writer_fn(void *unused)
 {
-	struct rm_rlu_ctx *c = NULL;
+	struct rm_rlu_ctx *c = thread_ctx();
 	int r;
 
-	if (!S.is_prw) {
-		c = rm_rlu_thread_register();
-		if (!c)
-			S.err = -ENOMEM;
-	}
 	for (r = 1; r <= rounds && !S.err; r++) {
 		smp_store_release(&S.go, r);
 		while (smp_load_acquire(&S.entered) != r && READ_ONCE(S.entered) != -1)
