@@ -939,6 +939,16 @@ RM_API bool rm_bravo_table_holds(const struct rm_bravo_bias *b, const struct rm_
   return each_candidate(b, t, slot_holds_arg, b);
 }
 
+RM_API bool rm_bravo_read_hold_seen(const struct rm_bravo_bias *b, const struct rm_bravo_table *t) {
+  if (RM_UNLIKELY(rm_atomic_load_relaxed(&t->dynamic))) return rm_bravo_dyn_hold_seen(b);
+  /* Acquire, as in each_candidate: the geometry belongs to these slots. */
+  uintptr_t *slots = rm_atomic_load_acquire(&((struct rm_bravo_table *)t)->slots);
+  if (!slots) return false;
+  if (rm_atomic_load_relaxed(&t->row_shift) != 0) return each_candidate(b, t, slot_holds_arg, b);
+  uintptr_t i = rm_bravo_hash(b, rm_thread_identity()) & rm_atomic_load_relaxed(&t->mask);
+  return rm_bravo_slot_holds(rm_atomic_load_relaxed(&slots[i]), b);
+}
+
 /* Primum non nocere: after a revocation that took [start, now), inhibit
  * re-biasing for N times its cost (Listing 1), times 2^backoff.  The
  * back-off adapts to costs the scan time does not show (readers parked

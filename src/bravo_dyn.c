@@ -286,6 +286,16 @@ int rm_bravo_dyn_scan(struct rm_bravo_bias *b, int mode, int clk, const struct t
   return e;
 }
 
+bool rm_bravo_dyn_hold_seen(const struct rm_bravo_bias *b) {
+  uintptr_t self = rm_thread_identity();
+  struct rm_bravo_dtab *c = rm_atomic_load_seq_cst(&rm_bravo_dyn.cur);
+  struct rm_bravo_dtab *o = rm_atomic_load_seq_cst(&rm_bravo_dyn.old);
+  if (c && rm_bravo_slot_holds(rm_atomic_load_relaxed(&c->slots[rm_bravo_hash(b, self) & c->mask]), b))
+    return true;
+  return o && o != c &&
+         rm_bravo_slot_holds(rm_atomic_load_relaxed(&o->slots[rm_bravo_hash(b, self) & o->mask]), b);
+}
+
 /* ---- the sizing policy (bravo_dyn.h, THE SIZING POLICY) ---------------------- */
 
 void rm_bravo_dyn_policy(uint64_t now) {

@@ -21,6 +21,9 @@ size_t rm_bravo_default_slots(void);
 int rm_bravo_dyn_init(void);
 /* bravo_dyn.c: the revocation scan of the family (cur, then old). */
 int rm_bravo_dyn_scan(struct rm_bravo_bias *b, int mode, int clk, const struct timespec *abstime);
+/* rm_bravo_read_hold_seen for the resizable family: this thread's own slot
+ * in the current and in the closing table. */
+bool rm_bravo_dyn_hold_seen(const struct rm_bravo_bias *b);
 /* bravo_dyn.c: a revoking writer that holds no lock gives the sizing
  * policy a chance to run (never waits). */
 void rm_bravo_dyn_policy(uint64_t now);

@@ -80,7 +80,10 @@
  *   A's read unlock, checked or not as A's header says.
  *
  *   Try and timed locks follow section 3 of the paper.  read_trylock tries
- *   the fast path, then A's read trylock.  write_trylock takes A's write
+ *   the fast path, then A's read trylock; if A's write lock is held while
+ *   this thread holds the lock by the fast path (a recursive read), that
+ *   writer cannot enter and gives A back, so read_trylock tries A again
+ *   until it can (spinning, then yielding) rather than fail with EBUSY.  write_trylock takes A's write
  *   trylock and, if bias is set, revokes without waiting: if a fast reader is
  *   still in the table it releases A and returns EBUSY (bias stays revoked, so
  *   the reader drains and the next attempt is cheap).  Timed variants wait
@@ -128,6 +131,7 @@
 #define READMOSTLY_BRAVO_H
 
 #include <errno.h>
+#include <sched.h>
 #include <readmostly/platform.h>
 #include <readmostly/rwlock.h>
 
@@ -615,6 +619,21 @@ RM_API int rm_bravo_wait_unheld(struct rm_bravo_bias *b, struct rm_bravo_table *
 /* Whether some slot of t holds b now (relaxed loads: a snapshot; the
  * same slots as rm_bravo_wait_unheld). */
 RM_API bool rm_bravo_table_holds(const struct rm_bravo_bias *b, const struct rm_bravo_table *t);
+/* Whether a slot this thread's fast path could have published b in holds
+ * b now: its own slot of a flat table (of the current or the closing one
+ * of the resizable family), b's column(s) in every row of a 2D one (the
+ * thread may have moved to another CPU since).  A relaxed snapshot, used
+ * by read_trylock only to tell a writer that is passing through A (it
+ * cannot finish while that hold exists) from one that holds the lock. */
+RM_API bool rm_bravo_read_hold_seen(const struct rm_bravo_bias *b, const struct rm_bravo_table *t);
+/* Back-off of read_trylock's retry: spin the first 64 rounds, then yield
+ * the CPU (the writer that holds A may have been preempted). */
+RM_INLINE void rm_bravo_busy_pause(unsigned n) {
+  if (n < 64u)
+    rm_cpu_relax();
+  else
+    sched_yield();
+}
 /* In a fork child (one thread): clear the slots of t that no longer hold
  * anyone, as the flat table's own handler does (bravo.c, "fork"), for a
  * table with shared slots whose owner keeps its slots in a list: own(s,
@@ -685,6 +704,16 @@ RM_API void rm_bravo_table_fork_child(struct rm_bravo_table *t,
       return 0;                                                                     \
     }                                                                               \
     int e = UPFX##_read_trylock(&l->under);                                         \
+    /* A's write lock is held, but while a fast hold of ours exists the      \
+     * writer cannot enter: it gives A back and revokes (DESCRIPTION).  So   \
+     * a recursive read retries until A is free, and never fails with EBUSY \
+     * where A alone would not have. */                                     \
+    for (unsigned n_ = 0; RM_UNLIKELY(e == EBUSY) &&                                 \
+                          rm_bravo_read_hold_seen(&l->bias, TABLE(l));               \
+         n_++) {                                                                    \
+      rm_bravo_busy_pause(n_);                                                      \
+      e = UPFX##_read_trylock(&l->under);                                           \
+    }                                                                               \
     if (e) {                                                                        \
       *tok = 0; /* no hold: a token that no unlock accepts */                       \
       return e;                                                                     \
