@@ -28,6 +28,14 @@
  * began before a grace period's start ends before the grace period does),
  * and no invalid end state (every section ends, every synchronize returns).
  *
+ * LIVE: both readers run sections for ever (reader 0 with what the other
+ * options ask), and the LTL property updaters_finish (<> every updater
+ * returned from synchronize and freed) is checked with pan -a -f: under
+ * weak fairness every grace period ends however the readers' sections
+ * interleave with it (a reader's report of the new version, once made,
+ * stays, so the updater's wait is not one that readers can keep
+ * interrupting).
+ *
  * Mutants (-DMUTANT_x):
  *  offline_plain     leaving the offline state is a plain store of 0, not
  *                    an exchange (leave_offline): a report without a
@@ -53,6 +61,12 @@
  *                    (s + 3) & ~1 (rm_rcu_synchronize_as)
  *  switch_gate_open  the switch to fence mode leaves the gates open
  *                    (rm_fcp_switch_to_fence)
+ *  wait_ignores_reports (LIVE) the grace period waits for each reader to
+ *                    be seen outside a section and ignores its reports
+ *                    (rm_fcp_wait's released()): a reader that runs
+ *                    sections for ever is outside only between two of
+ *                    them, which weak fairness does not promise the
+ *                    updater will see (an acceptance cycle)
  */
 #ifndef NU
 #define NU 1
@@ -118,6 +132,13 @@ byte depth[NR];     /* rm_rcu_tls.depth (thread-local) */
 bool freed[2 + NU]; /* ghost: object freed */
 byte sigs;          /* signals left to deliver to reader 0 */
 byte done;
+byte udone;         /* updaters that returned (LIVE) */
+#ifdef LIVE
+ltl updaters_finish { <> (udone == NU) }
+#define NEXT(n) skip   /* sections for ever */
+#else
+#define NEXT(n) n++
+#endif
 
 /* The record's passive and seen, as the thread itself reads them. */
 #define PASSIVE(t) SEEN(t, P(t))
@@ -280,7 +301,7 @@ proctype Reader0() {
      assert(!freed[o]);                 /* the section still uses o */
      RUNLOCK(0, SP0, r, s, v);
      o = 0;
-     n++
+     NEXT(n)
   :: else -> break
   od;
 #ifdef OFFLINE
@@ -303,7 +324,7 @@ proctype Reader1() {
      assert(!freed[o]);
      RUNLOCK(1, NOSIG, r, s, v);
      o = 0;
-     n++
+     NEXT(n)
   :: else -> break
   od;
   done++
@@ -325,7 +346,11 @@ inline fcp_wait(t, v, m, s, i, mb, pending) {
   fi;
   i = 0;
   do
+#ifndef MUTANT_wait_ignores_reports
   :: i < NR -> (SEEN(t, P(i)) != INF || SEEN(t, S(i)) >= v); i++  /* released() */
+#else
+  :: i < NR -> (SEEN(t, P(i)) != INF); i++
+#endif
   :: else -> i = 0; break
   od;
   pending = 0; m = 0; s = 0
@@ -358,6 +383,7 @@ proctype Updater(byte t; byte obj) {
   :: else
   fi;
   freed[old] = 1;
+  udone++;
   done++
 }
 

@@ -28,6 +28,12 @@
  * the assertion at its end), and no invalid end state (every section
  * ends, every synchronize returns).
  *
+ * LIVE: readers run sections for ever (their run counters count modulo 4,
+ * which keeps the parity that marks a section), and the LTL property
+ * writers_finish (<> every writer wrote back and unlocked) is checked
+ * with pan -a -f: under weak fairness every synchronize returns however
+ * the readers' sections interleave with it.
+ *
  * Mutants (-DMUTANT_x):
  *  naive_clock          the paper's and the reference's commit: read the
  *                       clock, publish write clock + 1, then increment the
@@ -47,6 +53,12 @@
  *  sync_before_step     synchronize loads the run counters before the
  *                       clock step and its fence (fenced entry)
  *  no_entry_fence       the fenced entry without its fence (R1)
+ *  wait_outside (LIVE)  synchronize waits until it sees the reader between
+ *                       two sections (an even run counter) instead of for
+ *                       a counter that moved or a clock that caught up: a
+ *                       reader that runs sections for ever is between two
+ *                       only for a moment, which weak fairness does not
+ *                       promise the writer will see (an acceptance cycle)
  */
 #ifndef NR
 #define NR 2
@@ -89,10 +101,19 @@
 #include "tso.pml"
 
 byte done;
+byte wdone;        /* writers that finished (LIVE) */
+#ifdef LIVE
+ltl writers_finish { <> (wdone == NW) }
+#define NEXT(n) skip                 /* sections for ever */
+#define RCINC(rc) rc = (rc + 1) & 3  /* the parity is what counts */
+#else
+#define NEXT(n) n++
+#define RCINC(rc) rc++
+#endif
 
 /* rm_rlu_reader_lock: R1 (run counter odd), the gate, R2 (clock), R4. */
 inline ENTER(t, rc, g, l) {
-  rc++;
+  RCINC(rc);
   ST(t, RC(t), rc);                          /* R1: run counter odd */
 #ifndef MUTANT_no_gate
   LD(t, GATE, g);                            /* the gate */
@@ -139,9 +160,9 @@ proctype Reader(byte t) {
      DEREF(t, HA, VA, CA, l, h, w, va);
      DEREF(t, HB, VB, CB, l, h, w, vb);
      assert(va == vb);                       /* no torn view */
-     rc++;
+     RCINC(rc);
      ST(t, RC(t), rc);                       /* R3: rm_rlu_reader_unlock */
-     n++
+     NEXT(n)
   :: else -> break
   od;
   done++
@@ -160,7 +181,11 @@ inline REPORT(t, v, mylc) {
 inline WAITSEC(t, o, r, wc) {
   if
   :: (r & 1) != 0 && SEEN(t, LC(o)) < wc ->
+#ifndef MUTANT_wait_outside
      (SEEN(t, RC(o)) != r || SEEN(t, LC(o)) >= wc)   /* S1, S2 */
+#else
+     ((SEEN(t, RC(o)) & 1) == 0)
+#endif
   :: else
   fi
 }
@@ -282,6 +307,7 @@ proctype Writer(byte t) {
   :: else
   fi;
   ST(t, WC(j), INF);                          /* W4 */
+  wdone++;
   done++
 }
 

@@ -194,7 +194,7 @@ for t in "${kernels[@]}"; do
     -append "console=ttyS0 oops=panic panic=-1 panic_on_warn=1 preempt=full" </dev/null >"$log" 2>&1 || true
   say "$t VM ran $(( $(date +%s) - t0 )) s; serial log $log"
   tr -d '\r' <"$log" >"$log.txt"
-  if pat=$(grep -n -E 'BUG:|Oops|WARNING:|Kernel panic|general protection fault|possible circular locking|possible recursive locking|inconsistent lock state|bad unlock balance|held lock freed|lockdep|detected stall|blocked for more than|Call Trace' "$log.txt" |
+  if pat=$(grep -n -E 'BUG:|Oops|WARNING:|Kernel panic|general protection fault|possible circular locking|possible recursive locking|inconsistent lock state|bad unlock balance|held lock freed|DEBUG_LOCKS_WARN_ON|lockdep is turned off|suspicious RCU usage|detected stall|blocked for more than|Call Trace' "$log.txt" |
            grep -v -e 'KSH:' | head -n 5) && [ -n "$pat" ]; then
     fail "$t" "the kernel log reports:"; echo "$pat"
   fi
