@@ -213,12 +213,13 @@ for t in "${kernels[@]}"; do
   # revocations during each run (differences of the counters).
   awk -v k="$t" -v s="$lts" '
     /^KSH: bravo before/ { for (i = 4; i <= NF; i++) { split($i, a, "="); b[a[1]] = a[2] } }
-    /^KSH: bravo after/ { for (i = 4; i <= NF; i++) { split($i, a, "="); d[a[1]] = a[2] - b[a[1]] } have = 1 }
+    /^KSH: bravo after/ { for (i = 4; i <= NF; i++) { split($i, a, "="); d[a[1]] = a[2] - b[a[1]]
+                            if (inwis) printf "wis,%s,%s,test=%s,1,%s,%d,count\n", k, wt, wx, a[1], d[a[1]] }
+                          have = !inwis; inwis = 0 }
     /^wis: / { delete f; for (i = 2; i <= NF; i++) { split($i, a, "="); f[a[1]] = a[2] }
                printf "wis,%s,%s,test=%s,1,ops_per_s_emulated,%s,ops/s\n", k, f["threads"], f["test"], f["ops_per_s"]
-               wt = f["threads"]; wx = f["test"] }
-    /^KSH: wis rc=/ { getline; if ($0 ~ /^KSH: bravo after/) { for (i = 4; i <= NF; i++) { split($i, a, "="); printf "wis,%s,%s,test=%s,1,%s,%d,count\n", k, wt, wx, a[1], a[2] - b[a[1]] } } }
-    /^KSH: locktorture begin/ { w = $5; r = $6; ok = 0; wt2 = ""; rt = "" }
+               wt = f["threads"]; wx = f["test"]; inwis = 1 }
+    /^KSH: locktorture begin/ { w = $5; r = $6; ok = 0; wt2 = ""; rt = ""; inwis = 0 }
     /Writes:  Total:/ { x = $0; sub(/.*Writes:  Total: /, "", x); split(x, a, " "); wt2 = a[1] }
     /Reads :  Total:/ { x = $0; sub(/.*Reads :  Total: /, "", x); split(x, a, " "); rt = a[1] }
     /-torture:--- End of test: SUCCESS/ { ok = 1 }
