@@ -20,7 +20,18 @@
  * releaser, which unlocks it (glibc counts read holds; any thread may
  * release one).  The writer writes WITER times; with TRY its first attempt
  * is a write_trylock (a revocation under A that gives up with EBUSY and
- * leaves revoke_pending set), then the blocking lock.
+ * leaves revoke_pending set), then the blocking lock.  With MIXED, two
+ * writers, each of whose WITER attempts is, at random, write_lock,
+ * write_timedlock or write_trylock; a timed attempt may time out waiting
+ * for A, give up its scan while a slot still holds the lock (counted out,
+ * revoke_pending left set) or, its scan done, time out taking A again
+ * (rm_bravo_revoke_abandon): every way a writer can leave the bias word
+ * and revoke_pending, met by the other writer's.  With WM, the same two
+ * writers go through readmostly/bravo_wm.h instead: the writer mutex
+ * first (blocking, timed or try), then either A directly when neither the
+ * bias nor revoke_pending is set (and A again checked), or a revocation
+ * without A in the attempt's mode (a try scan gives up with EBUSY), then
+ * A; every failure releases what was taken, the mutex last.
  *
  * A is a reader-preference lock in one word (readers count, WA the writer)
  * changed only by atomic read-modify-writes; its own correctness is
@@ -47,15 +58,36 @@
  *  rebias_counted a slow reader sets the bias bit whatever the count of
  *                 writers revoking without A (S1 as a CAS of the bit, not
  *                 of the whole word from 0)
+ *  giveup_clears  a writer whose scan gives up stores revoke_pending = 0
+ *                 as it counts out (MIXED or WM): the next writer finds
+ *                 the bias off and nothing pending, and enters beside
+ *                 the fast reader the scan gave up on
+ *  pending_first  rm_bravo_count_in stores revoke_pending = 1 before its
+ *                 RMW (MIXED, WITER=2): another writer's finish stores 0
+ *                 after it, a slow reader turns the bias on, a fast
+ *                 reader enters, our RMW clears the bias, and our scan
+ *                 gives up: we count out leaving nothing that tells the
+ *                 next writer of that reader
+ *  clear_ignores_count  rm_bravo_write_clear tests only the bias bit, not
+ *                 the count of writers revoking without A (MIXED,
+ *                 WITER=2): between a writer's count-in RMW and its
+ *                 revoke_pending store, a writer holding A finds the bias
+ *                 off and nothing pending, and enters beside a fast reader
+ *                 that the first one's RMW found there
  */
 #ifdef SHARED
 #define NREL 1
 #else
 #define NREL 0
 #endif
+#if defined(MIXED) || defined(WM)
+#define NW 2
+#else
+#define NW 1
+#endif
 #define NR 2
-#define WT (NR + NREL)        /* the writer's thread */
-#define NPROC (NR + NREL + 1)
+#define WT (NR + NREL)        /* the (first) writer's thread */
+#define NPROC (NR + NREL + NW)
 #ifndef RITER
 #define RITER 1
 #endif
@@ -70,7 +102,12 @@
 #define NB 3           /* preload: PL_NOBIAS in the lock's reserved word */
 #define SL(i) (4 + (i)) /* the table's slots */
 #define NSLOT 2
+#ifdef WM
+#define WMX 6          /* readmostly/bravo_wm.h: the writer mutex */
+#define NVAR 7
+#else
 #define NVAR 6
+#endif
 
 #define BIAS 1
 #define REVOKER 2
@@ -79,6 +116,21 @@
 #define WA 128
 
 #include "tso.pml"
+
+/* rm_bravo_write_clear: nothing in the bias word (neither the bias nor a
+ * writer counted in, revoking without A) and no revocation pending. */
+#ifndef MUTANT_clear_ignores_count
+#define CLEAR(b, p) ((b) == 0 && (p) == 0)
+#else
+#define CLEAR(b, p) (((b) & BIAS) == 0 && (p) == 0)
+#endif
+/* A give-up (a scan that ends with EBUSY or ETIMEDOUT): the writer counts
+ * out, leaving revoke_pending as its count_in set it. */
+#ifndef MUTANT_giveup_clears
+#define GIVEUP(t) COUNT_OUT(t)
+#else
+#define GIVEUP(t) ST(t, RP, 0); COUNT_OUT(t)
+#endif
 
 #ifdef COLLIDE
 #define MYSLOT(t) 0
@@ -305,7 +357,7 @@ proctype Writer(byte t) {
   :: atomic { sbn[t] == 0 && mem[AS] == 0 -> mem[AS] = WA } ->
      LD(t, RB, b); LD(t, RP, p);                /* rm_bravo_write_clear */
      if
-     :: (b & BIAS) == 0 && p == 0 -> goto trywrite
+     :: CLEAR(b, p) -> goto trywrite
      :: else
      fi;
      CLEAR_UNDER_A(t, b);                       /* rm_bravo_revoke_slowpath */
@@ -329,7 +381,7 @@ blocking:
      A_WRLOCK(t);
      LD(t, RB, b); LD(t, RP, p);                /* rm_bravo_write_clear (acquire) */
      if
-     :: (b & BIAS) == 0 && p == 0 -> skip
+     :: CLEAR(b, p) -> skip
      :: else ->
 #ifdef SHARED
         /* preload: rm_bravo_write_acquired(WAIT) under A */
@@ -347,13 +399,14 @@ blocking:
 #ifdef MUTANT_scan_first
         SCAN(t, i);
 #endif
-        ST(t, RP, 1);                           /* rm_bravo_count_in */
-#ifndef MUTANT_clear_plain
+#ifndef MUTANT_clear_plain                      /* rm_bravo_count_in */
         atomic { sbn[t] == 0 -> mem[RB] = (mem[RB] & ~BIAS) + REVOKER };
+        ST(t, RP, 1);
         FENCE(t);
 #else
         LD(t, RB, b);
         ST(t, RB, (b & ~BIAS) + REVOKER);
+        ST(t, RP, 1);
 #endif
 #ifndef MUTANT_scan_first
         SCAN(t, i);
@@ -372,6 +425,181 @@ blocking:
   done++
 }
 
+#if defined(MIXED) || defined(WM)
+/* scan_table, mode TIMED: wait for each slot, or give up (ETIMEDOUT) while
+ * one still holds the lock. */
+inline SCAN_TIMED(t, i, gaveup) {
+  gaveup = 0;
+  i = 0;
+  do
+  :: i < NSLOT && !gaveup ->
+     if
+     :: SEEN(t, SL(i)) != LK -> i++
+     :: SEEN(t, SL(i)) == LK -> gaveup = 1
+     fi
+  :: else -> i = 0; break
+  od
+}
+
+/* rm_bravo_count_in: the CAS that clears the bias and counts the writer (a
+ * locked RMW), then revoke_pending = 1 (relaxed), then the fence. */
+inline COUNT_IN(t) {
+#ifndef MUTANT_pending_first
+  atomic { sbn[t] == 0 -> mem[RB] = (mem[RB] & ~BIAS) + REVOKER };
+  ST(t, RP, 1);
+#else
+  ST(t, RP, 1);
+  atomic { sbn[t] == 0 -> mem[RB] = (mem[RB] & ~BIAS) + REVOKER };
+#endif
+  FENCE(t)
+}
+inline COUNT_OUT(t) { atomic { sbn[t] == 0 -> mem[RB] = mem[RB] - REVOKER } }
+
+/* One of two writers: each attempt a write_lock, write_timedlock or
+ * write_trylock of the generator (bravo.h RM_BRAVO_DEFINE_WRITE and
+ * _WRITE_TIMED). */
+proctype WriterM(byte t) {
+  byte b, p, i, n, busy, gaveup;
+  bool timed;
+  n = 0;
+  do
+  :: n < WITER ->
+     if
+     :: /* write_trylock: A's trylock, then rm_bravo_write_acquired(TRY) */
+        if
+        :: atomic { sbn[t] == 0 && mem[AS] == 0 -> mem[AS] = WA } ->
+           LD(t, RB, b); LD(t, RP, p);
+           if
+           :: CLEAR(b, p) -> goto m_write
+           :: else
+           fi;
+           CLEAR_UNDER_A(t, b);                 /* rm_bravo_revoke_slowpath */
+           SCAN_TRY(t, i, busy);
+           ST(t, RP, busy);
+           if
+           :: !busy -> goto m_write
+           :: else -> A_WRUNLOCK(t); goto m_next   /* EBUSY */
+           fi
+        :: else -> goto m_next                  /* A busy: EBUSY */
+        fi
+     :: timed = 0
+     :: timed = 1
+     fi;
+     /* write_lock / write_timedlock: A, rm_bravo_write_clear */
+     if
+     :: A_WRLOCK(t)
+     :: timed -> goto m_next                    /* ETIMEDOUT waiting for A */
+     fi;
+     LD(t, RB, b); LD(t, RP, p);
+     if
+     :: CLEAR(b, p) -> goto m_write
+     :: else
+     fi;
+     /* give A back, rm_bravo_revoke_unlocked, A again */
+     A_WRUNLOCK(t);
+     COUNT_IN(t);
+     if
+     :: !timed -> SCAN(t, i)
+     :: timed ->
+        SCAN_TIMED(t, i, gaveup);
+        if
+        :: gaveup -> GIVEUP(t); goto m_next     /* ETIMEDOUT */
+        :: else
+        fi
+     fi;
+     if
+     :: A_WRLOCK(t)
+     :: timed ->                                /* rm_bravo_revoke_abandon */
+        ST(t, RP, 0);
+        COUNT_OUT(t);
+        goto m_next
+     fi;
+     ST(t, RP, 0);                              /* rm_bravo_revoke_finish */
+     COUNT_OUT(t);
+m_write: skip;
+     d_step { assert(!wcs); wcs = 1; assert(!rcs[0] && !rcs[1]) };
+     wcs = 0;
+     A_WRUNLOCK(t);
+m_next:
+     n++
+  :: else -> break
+  od;
+  done++
+}
+#endif
+
+#ifdef WM
+/* One of two writers of readmostly/bravo_wm.h (RM_BRAVOWM_WRITE_BODY):
+ * mode 0 write_lock, 1 write_timedlock, 2 write_trylock. */
+proctype WriterW(byte t) {
+  byte b, p, i, n, busy, gaveup, mode;
+  n = 0;
+  do
+  :: n < WITER ->
+     if
+     :: mode = 0
+     :: mode = 1
+     :: mode = 2
+     fi;
+     /* the writer mutex (a CAS; a failed try or a timeout: EBUSY, ETIMEDOUT) */
+     if
+     :: atomic { sbn[t] == 0 && mem[WMX] == 0 -> mem[WMX] = 1 }
+     :: mode != 0 -> goto w_next
+     fi;
+     LD(t, RB, b); LD(t, RP, p);                /* rm_bravo_wm_must_revoke */
+     if
+     :: (b & BIAS) == 0 && p == 0 ->            /* (a): A, then check under A */
+        if
+        :: A_WRLOCK(t)
+        :: mode != 0 -> goto w_out
+        fi;
+        LD(t, RB, b); LD(t, RP, p);             /* rm_bravo_write_clear */
+        if
+        :: CLEAR(b, p) -> goto w_write
+        :: else -> A_WRUNLOCK(t)                /* a slow reader set the bias (S1) */
+        fi
+     :: else
+     fi;
+     /* (b): rm_bravo_revoke_unlocked in the attempt's mode */
+     COUNT_IN(t);
+     if
+     :: mode == 0 -> SCAN(t, i)
+     :: mode == 1 ->
+        SCAN_TIMED(t, i, gaveup);
+        if
+        :: gaveup -> GIVEUP(t); goto w_out      /* ETIMEDOUT */
+        :: else
+        fi
+     :: mode == 2 ->
+        SCAN_TRY(t, i, busy);
+        if
+        :: busy -> GIVEUP(t); goto w_out        /* EBUSY */
+        :: else
+        fi
+     fi;
+     if
+     :: A_WRLOCK(t)
+     :: mode != 0 ->                            /* rm_bravo_revoke_abandon */
+        ST(t, RP, 0);
+        COUNT_OUT(t);
+        goto w_out
+     fi;
+     ST(t, RP, 0);                              /* rm_bravo_revoke_finish */
+     COUNT_OUT(t);
+w_write: skip;
+     d_step { assert(!wcs); wcs = 1; assert(!rcs[0] && !rcs[1]) };
+     wcs = 0;
+     A_WRUNLOCK(t);
+w_out:                                          /* rm_bravo_wmutex_unlock */
+     atomic { sbn[t] == 0 -> mem[WMX] = 0 };
+w_next:
+     n++
+  :: else -> break
+  od;
+  done++
+}
+#endif
+
 init {
   mem[RB] = BIAS;                              /* a slow reader set the bias earlier */
   atomic {
@@ -381,7 +609,15 @@ init {
 #ifdef SHARED
     run Releaser(NR);
 #endif
+#if defined(MIXED)
+    run WriterM(WT);
+    run WriterM(WT + 1)
+#elif defined(WM)
+    run WriterW(WT);
+    run WriterW(WT + 1)
+#else
     run Writer(WT)
+#endif
   }
   done == NPROC;
   assert(!wcs)

@@ -130,16 +130,20 @@ fi
 sbplan=("impl=rlu-ff rounds=5 hold_ms=100 rep=1" "impl=rlu rounds=5 hold_ms=100 rep=1" "impl=prwlock rounds=5 hold_ms=100 rep=1")
 # locktorture: rwsem_lock (the kernel's rw_semaphore), bravo_rwsem and
 # prwlock; the BRAVO paper's two figures: 1 writer and 0 writers, readers
-# from 1 to the CPUs.  "type writers readers seconds" per run.
+# from 1 to the CPUs, and Figure 8 (b): 0 writers with read sections of
+# 5 us instead of about 50 ms (read_hold_us, added by
+# patches/locktorture-readmostly.patch).  "type writers readers seconds
+# read_hold_us" per run (0: locktorture's own delays).
 ltplan=()
 if [ $quick = 1 ]; then
   lts=${LOCKTORTURE_S:-3}
-  for t in rwsem_lock bravo_rwsem prwlock; do ltplan+=("$t 1 2 $lts"); done
+  for t in rwsem_lock bravo_rwsem prwlock; do ltplan+=("$t 1 2 $lts 0"); done
+  for t in rwsem_lock bravo_rwsem prwlock; do ltplan+=("$t 0 2 $lts 5"); done
 else
   lts=${LOCKTORTURE_S:-10}
-  for w in 1 0; do
+  for wh in "1 0" "0 0" "0 5"; do
     for r in $rlist; do
-      for t in rwsem_lock bravo_rwsem prwlock; do ltplan+=("$t $w $r $lts"); done
+      for t in rwsem_lock bravo_rwsem prwlock; do ltplan+=("$t ${wh% *} $r $lts ${wh#* }"); done
     done
   done
 fi
@@ -153,7 +157,8 @@ case ${ONLY:-} in
 esac
 total_ms=0
 for p in "${ltplan[@]}"; do
-  total_ms=$((total_ms + ${p##* } * 1000))
+  read -r _ _ _ sec _ <<<"$p"
+  total_ms=$((total_ms + sec * 1000))
 done
 for p in "${plan[@]}"; do
   d=$(sed -n 's/.*duration=\([0-9]*\).*/\1/p' <<<"$p")
@@ -230,8 +235,8 @@ k() { if [ -n "${KSH_OUT:-}" ]; then echo "KSH: $*" >"$KSH_OUT"; else echo "KSH:
 ld() { insmod "$M/$1.ko" $2; k "insmod $1 rc=$? $2"; }
 ul() { rmmod "$1"; k "rmmod $1 rc=$?"; }
 lt() {
-  k "locktorture begin $1 $2 $3 $4"
-  insmod "$M/locktorture.ko" torture_type=$1 nwriters_stress=$2 nreaders_stress=$3 stat_interval=0 verbose=0
+  k "locktorture begin $1 $2 $3 $4 $5"
+  insmod "$M/locktorture.ko" torture_type=$1 nwriters_stress=$2 nreaders_stress=$3 read_hold_us=$5 stat_interval=0 verbose=0
   k "insmod locktorture rc=$? $1"
   sleep $4
   rmmod locktorture
@@ -530,13 +535,13 @@ csv=$work/kernel.csv
       printf "%s,%s,1,%s,%s,rounds,%s,count\n", f["experiment"], f["impl"], p, f["rep"], f["rounds"]
     }'
   awk -v sfx="$sfx" '
-    /^KSH: locktorture begin/ { t = $4; w = $5; r = $6; s = $7; wt = ""; rt = ""; ok = 0; next }
+    /^KSH: locktorture begin/ { t = $4; w = $5; r = $6; s = $7; h = $8 + 0; wt = ""; rt = ""; ok = 0; next }
     /Writes:  Total:/ { sub(/.*Writes:  Total: /, ""); wt = $1 }
     /Reads :  Total:/ { sub(/.*Reads :  Total: /, ""); rt = $1 }
     /-torture:--- End of test: SUCCESS/ { ok = 1 }
     /rm_locks: (bravo_rwsem|prwlock) bravo / { st = $0; sub(/.* bravo /, "", st) }
     /^KSH: locktorture end/ {
-      p = "writers=" w
+      p = "writers=" w (h > 0 ? ";read_hold_us=" h : "")
       printf "locktorture,%s,%s,%s,1,result,%d,1=SUCCESS\n", t, r, p, ok
       n = split(st, kv, / +/)
       for (i = 1; i <= n; i++) if (split(kv[i], a, "=") == 2) printf "locktorture,%s,%s,%s,1,%s,%s,count\n", t, r, p, a[1], a[2]
@@ -563,13 +568,13 @@ tag=""
     printf "  %-14s %-11s %s rounds of %s ms: %s, %s violations, buffer drained by an IPI %s times\n", f["experiment"], f["impl"], f["rounds"], f["hold_ms"], f["result"], f["violations"], f["ipi_drains"]
   }'
 awk -v tag="$tag" '
-  /^KSH: locktorture begin/ { t = $4; w = $5; r = $6; s = $7; wt = "-"; rt = "-"; ok = "FAIL"; next }
+  /^KSH: locktorture begin/ { t = $4; w = $5; r = $6; s = $7; h = $8 + 0; wt = "-"; rt = "-"; ok = "FAIL"; next }
   /Writes:  Total:/ { sub(/.*Writes:  Total: /, ""); wt = $1 }
   /Reads :  Total:/ { sub(/.*Reads :  Total: /, ""); rt = $1 }
   /-torture:--- End of test: SUCCESS/ { ok = "SUCCESS" }
   /rm_locks: (bravo_rwsem|prwlock) bravo / { st = $0; sub(/.* bravo /, "", st); sub(/ prwlock /, " ", st) }
   /^KSH: locktorture end/ {
-    printf "  %-14s %-11s writers=%s readers=%s: %s, %s writes %s reads in %s s%s\n", "locktorture", t, w, r, ok, wt, rt, s, tag
+    printf "  %-14s %-11s writers=%s readers=%s%s: %s, %s writes %s reads in %s s%s\n", "locktorture", t, w, r, (h > 0 ? " read_hold_us=" h : ""), ok, wt, rt, s, tag
     if (st != "") printf "                 %s\n", st
     st = ""
   }' "$log.txt"

@@ -885,6 +885,16 @@ EOF
   rm -f "$OUT"/*.dat
   render_kernel_plots
 }
+# locktorture's three configurations (the BRAVO paper's Figs. 7 and 8):
+# the row's param, and what to call it.
+lt_param() { case $1 in 0-5us) echo "writers=0;read_hold_us=5" ;; *) echo "writers=$1" ;; esac; }
+lt_what() {
+  case $1 in
+  1) echo "1 writer" ;;
+  0) echo "0 writers" ;;
+  0-5us) echo "0 writers, 5 us read sections" ;;
+  esac
+}
 # The kernel section's plots: one per figure and update rate, x the threads
 # (at least two thread counts measured; a quick run has one), and the
 # BRAVO paper's locktorture figures, x the readers.
@@ -907,15 +917,16 @@ render_kernel_plots() {
   done
   ts=$(kcol locktorture 3)
   [ "$(wc -w <<<"$ts")" -ge 2 ] || return 0
-  for w in 1 0; do
+  for w in 1 0 0-5us; do
+    [ -n "$(awk -F, -v p="$(lt_param "$w")" '$1 == "locktorture" && $4 == p' "$KM")" ] || continue
     draw_init
     for i in $(kcol locktorture 2); do
       f="$OUT/locktorture-$i-w$w.dat"
-      awk -F, -v i="$i" -v p="writers=$w" -v m="reads_per_s$KSFX" \
+      awk -F, -v i="$i" -v p="$(lt_param "$w")" -v m="reads_per_s$KSFX" \
         '$1 == "locktorture" && $2 == i && $4 == p && $5 == m { print $3, $6 }' "$KM" | sort -n > "$f"
       draw_add "$f" "$i"
     done
-    draw "$OUT/locktorture-w$w.png" "locktorture (BRAVO paper): $w writer$([ $w = 1 ] || echo s), R readers${KSFX:+ (EMULATED: qemu TCG)}" \
+    draw "$OUT/locktorture-w$w.png" "locktorture (BRAVO paper): $(lt_what "$w"), R readers${KSFX:+ (EMULATED: qemu TCG)}" \
       readers "$ry" "set logscale x 2"
   done
   rm -f "$OUT"/*.dat
@@ -1445,18 +1456,19 @@ kernel_section() {
     echo
   fi
   if [ -n "$(kcol locktorture 2)" ]; then
-    echo "### locktorture (the BRAVO paper's figures: 1 writer and 0 writers, R readers; acquisitions/s, higher is better)"
+    echo "### locktorture (the BRAVO paper's Figs. 7 and 8: 1 writer, 0 writers, 0 writers with 5 us read sections; R readers; acquisitions/s, higher is better)"
     echo
-    echo "The kernel's locktorture with our two lock types beside its \`rwsem_lock\`; its critical sections are long"
-    echo "(readers hold the lock about 50 ms), so the counts measure its delays more than the locks."
+    echo "The kernel's locktorture with our two lock types beside its \`rwsem_lock\`; its own critical sections are long"
+    echo "(readers hold the lock about 50 ms), so those counts measure its delays more than the locks; with"
+    echo "\`read_hold_us=5\` (Fig. 8 (b), added by patches/locktorture-readmostly.patch) readers hold it 5 us."
     echo
-    for w in 1 0; do
-      [ -n "$(awk -F, -v p="writers=$w" '$1 == "locktorture" && $4 == p' "$KM")" ] || continue
-      echo "$w writer$([ $w = 1 ] || echo s):"; echo
+    for w in 1 0 0-5us; do
+      [ -n "$(awk -F, -v p="$(lt_param "$w")" '$1 == "locktorture" && $4 == p' "$KM")" ] || continue
+      echo "$(lt_what "$w"):"; echo
       echo "| type | readers R | result | $wy | $ry | counters |"
       echo "| --- | ---: | --- | ---: | ---: | --- |"
       for t in $(kcol locktorture 3); do for i in $(kcol locktorture 2); do
-        p="writers=$w"
+        p=$(lt_param "$w")
         v=$(med locktorture "$i" "$t" "$p" result)
         [ -n "$v" ] || continue
         cnt=""
@@ -1467,7 +1479,7 @@ kernel_section() {
         echo "| $i | $t | $([ "$v" = 1 ] && echo SUCCESS || echo "**not SUCCESS**") | $(hm rate locktorture "$i" "$t" "$p" "writes_per_s$KSFX") | $(hm rate locktorture "$i" "$t" "$p" "reads_per_s$KSFX") | ${cnt//_/ } |"
       done; done
       echo
-      img "locktorture-w$w.png" "locktorture, $w writer$([ $w = 1 ] || echo s)"
+      img "locktorture-w$w.png" "locktorture, $(lt_what "$w")"
     done
   fi
 }

@@ -198,12 +198,14 @@ extern RM_API struct rm_bravo_table rm_bravo_table;
  * starts until it leaves.
  *
  * revoke_pending is 1 while fast holds may remain although the bias is
- * off: a writer sets it before it clears the bias to revoke without A, and
- * a try or timed revocation that gives up leaves it set.  A writer that
+ * off: a writer sets it right after the RMW that clears the bias to revoke
+ * without A (rm_bravo_count_in says why after), and a try or timed
+ * revocation that gives up leaves it set.  A writer that
  * completes a scan of the table while the bias stayed off from before the
  * scan to its end (it holds A's write lock, so no slow reader can set the
  * bias, or it is counted in) clears it.  So: a writer holding A that sees
- * neither the bias nor revoke_pending knows that no fast read hold exists.
+ * nothing in the bias word (neither the bias nor a writer counted in) and
+ * no revoke_pending knows that no fast read hold exists.
  *
  * inhibit_until (rm_ticks() units) and backoff (the exponent of the
  * inhibit back-off, see docs/bravo.md) are written by writers that hold A's
@@ -521,16 +523,26 @@ RM_INLINE int rm_bravo_read_unlock_fast(struct rm_bravo_bias *b, rm_token_t tok)
 }
 
 /* Count a writer in: the bias goes off and stays off until it counts out
- * (a slow reader's CAS (S1) wants the whole word at 0).  revoke_pending is
- * set first, since fast holds may remain; the RMW is a release, so a writer
- * that sees its effect on the word (acquire) also sees revoke_pending.  The
- * RMW is seq_cst: it is the revocation's W1 when the writer then scans. */
+ * (a slow reader's CAS (S1) wants the whole word at 0).  The RMW is
+ * seq_cst: it is the revocation's W1 when the writer then scans.
+ *
+ * revoke_pending is set AFTER the RMW, since fast holds taken before it
+ * may remain.  Before it, the store could be undone: another writer whose
+ * revocation finished meanwhile stores 0, a slow reader turns the bias on
+ * again, a fast reader enters, and then our RMW clears that bias with
+ * revoke_pending at 0; if we then gave up, nothing would tell the next
+ * writer of that reader (models/bravo.pml, MIXED, mutant pending_first).
+ * After the RMW, any later store of 0 comes from a scan that began after
+ * the bias went off for good, so it saw every hold ours would have.  In
+ * the moment between the RMW and this store, a writer holding A sees our
+ * count in the word, which rm_bravo_write_clear counts as "not clear".
+ * Our count_out is a release, so the store is visible by then. */
 RM_INLINE void rm_bravo_count_in(struct rm_bravo_bias *b) {
-  rm_atomic_store_relaxed(&b->revoke_pending, (uint16_t)1);
   uint32_t w = rm_atomic_load_relaxed(&b->rbias);
   while (!__atomic_compare_exchange_n(&b->rbias, &w, (w & ~RM_BRAVO_BIAS) + RM_BRAVO_REVOKER,
                                       false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
   }
+  rm_atomic_store_relaxed(&b->revoke_pending, (uint16_t)1);
 }
 /* Count a writer out.  Release: what it did before (a scan that saw the
  * readers leave, revoke_pending = 0) happens before a writer that reads
@@ -540,13 +552,18 @@ RM_INLINE void rm_bravo_count_out(struct rm_bravo_bias *b) {
 }
 
 /* After A's write lock is held: true when no fast read hold can exist
- * (neither the bias nor an unfinished revocation), and the write is
- * counted; false when the caller must revoke.  Acquire loads: a slow
- * reader that set the bias released A before we acquired it, but a writer
- * that finished a revocation without A (revoke_pending = 0, release)
- * orders the readers' sections before ours only through these. */
+ * (nothing in the bias word: neither the bias nor a writer counted in,
+ * whose revocation is unfinished; and no revocation pending), and the
+ * write is counted; false when the caller must revoke.  A writer counted
+ * in counts as "not clear" (not only the bias bit): its revoke_pending
+ * store follows its RMW (rm_bravo_count_in), and between the two only the
+ * count tells us that the bias it cleared may have let readers in
+ * (models/bravo.pml, MIXED, mutant clear_ignores_count).  Acquire loads:
+ * a slow reader that set the bias released A before we acquired it, but a
+ * writer that finished a revocation without A (revoke_pending = 0,
+ * release) orders the readers' sections before ours only through these. */
 RM_INLINE bool rm_bravo_write_clear(struct rm_bravo_bias *b, struct rm_bravo_table *t) {
-  if (RM_UNLIKELY((rm_atomic_load_acquire(&b->rbias) & RM_BRAVO_BIAS) |
+  if (RM_UNLIKELY(rm_atomic_load_acquire(&b->rbias) |
                   rm_atomic_load_acquire(&b->revoke_pending)))
     return false;
   if (RM_UNLIKELY(t->stats_on)) rm_bravo_stat_slowpath(4, 1);
