@@ -425,6 +425,9 @@ run_kernel() {
     return 0
   fi
   scripts/kernel.sh > "$OUT/kernel.log" 2>&1 || rc=$?
+  # kernel.sh names its files by absolute path; the run directory (which
+  # may become results/reference/, tracked) names them from the checkout.
+  sed -i "s|$PWD/||g" "$OUT/kernel.log"
   case $rc in
   0|1) cp build-kernel/kernel.csv "$OUT/kernel.csv" 2>/dev/null || true
        echo "\`scripts/kernel.sh\` (the full plan) in this run; its output: kernel.log." > "$OUT/kernel.txt" ;;

@@ -286,14 +286,24 @@ int rm_bravo_dyn_scan(struct rm_bravo_bias *b, int mode, int clk, const struct t
   return e;
 }
 
+/* Whether the slot of table d that this thread's fast path uses for b
+ * holds b (relaxed: a snapshot). */
+static bool own_slot_holds(const struct rm_bravo_dtab *d, const struct rm_bravo_bias *b,
+                           uintptr_t self) {
+  return rm_bravo_slot_holds(rm_atomic_load_relaxed(&d->slots[rm_bravo_hash(b, self) & d->mask]),
+                             b);
+}
+
 bool rm_bravo_dyn_hold_seen(const struct rm_bravo_bias *b) {
   uintptr_t self = rm_thread_identity();
+  /* cur and old as the scan loads them (seq_cst, pairing with the
+   * resize's stores: a table's mask and slots are published before it).
+   * The answer is a snapshot for read_trylock's retry only: a table that
+   * changed since our hold began makes us miss it, and read_trylock then
+   * returns A's EBUSY as it did without the retry; never a wrong hold. */
   struct rm_bravo_dtab *c = rm_atomic_load_seq_cst(&rm_bravo_dyn.cur);
   struct rm_bravo_dtab *o = rm_atomic_load_seq_cst(&rm_bravo_dyn.old);
-  if (c && rm_bravo_slot_holds(rm_atomic_load_relaxed(&c->slots[rm_bravo_hash(b, self) & c->mask]), b))
-    return true;
-  return o && o != c &&
-         rm_bravo_slot_holds(rm_atomic_load_relaxed(&o->slots[rm_bravo_hash(b, self) & o->mask]), b);
+  return (c && own_slot_holds(c, b, self)) || (o && o != c && own_slot_holds(o, b, self));
 }
 
 /* ---- the sizing policy (bravo_dyn.h, THE SIZING POLICY) ---------------------- */

@@ -83,7 +83,8 @@
  *   the fast path, then A's read trylock; if A's write lock is held while
  *   this thread holds the lock by the fast path (a recursive read), that
  *   writer cannot enter and gives A back, so read_trylock tries A again
- *   until it can (spinning, then yielding) rather than fail with EBUSY.  write_trylock takes A's write
+ *   until it can (spinning, then yielding) rather than fail with EBUSY.
+ *   write_trylock takes A's write
  *   trylock and, if bias is set, revokes without waiting: if a fast reader is
  *   still in the table it releases A and returns EBUSY (bias stays revoked, so
  *   the reader drains and the next attempt is cheap).  Timed variants wait
