@@ -20,10 +20,12 @@
 #
 # Environment: WORK (default build-kernel/: packages' files, the build, the
 # initramfs, the serial log, kernel.csv), TORTURE_MS, BENCH_MS and
-# LOCKTORTURE_S (override the durations), TIMEOUT (seconds before the VM is killed; default from
+# LOCKTORTURE_S (override the durations), SBUF_ROUNDS and SBUF_HOLD_MS
+# (the store-buffer model's rounds per run, 5, and each round's hold, 100 ms), TIMEOUT (seconds before the VM is killed; default from
 # the plan), RECHECK (1: check and parse the last run's log again, no build
 # and no boot), ONLY (rlu, sbuf or locktorture: one part of the plan),
-# MUTANT (see below), ACCEL (kvm or tcg; default: kvm when /dev/kvm opens,
+# MUTANT (see below), HANG_RETRY (0: no second boot after a boot that
+# stalled with nothing failed; default 1, docs/kernel.md), ACCEL (kvm or tcg; default: kvm when /dev/kvm opens,
 # and tcg when the KVM boot does not reach init).
 #
 # Writes $WORK/kernel.csv (experiment,impl,threads,param,rep,metric,value,
@@ -56,6 +58,25 @@ work=$(cd "$work" && pwd)
 t_start=$(date +%s)
 say() { echo "kernel.sh: $*"; }
 die() { echo "kernel.sh: $*" >&2; exit 2; }
+# What a hung kernel prints.
+hang_re='detected stall|self-detected stall|soft lockup|hard LOCKUP|blocked for more than'
+# The logs stay in $WORK, which CI does not keep: print what led up to the
+# first report (the last runner lines: which run it was) and the report
+# itself (where each CPU was), or, with no report, the log's end.
+excerpt() { # log.txt
+  local first
+  first=$(grep -n -E 'BUG:|Oops|WARNING:|Kernel panic|general protection fault|possible circular locking|possible recursive locking|inconsistent lock state|lockdep|detected stall|soft lockup|hard LOCKUP|blocked for more than|UBSAN|KASAN|Call Trace' "$1" | head -n 1 | cut -d: -f1 || true)
+  if [ -n "$first" ]; then
+    echo "kernel.sh: the last runner lines before the first report, and the report (log lines $((first > 15 ? first - 15 : 1))-$((first + 80))):"
+    { grep -n '^KSH:' "$1" || true; } | awk -F: -v f="$first" '$1 < f' | tail -n 4 | sed 's/^/    /'
+    sed -n "$((first > 15 ? first - 15 : 1)),$((first + 80))p" "$1" | sed 's/^/    /'
+  else
+    echo "kernel.sh: the last runner line, and the log's last 40 lines:"
+    { grep '^KSH:' "$1" || true; } | tail -n 1 | sed 's/^/    /'
+    tail -n 40 "$1" | sed 's/^/    /'
+  fi
+}
+hang_note=""
 mods=(rlu/rm_rlu rlu_bench/rm_rlu_bench locks/rm_locks sbuf/rm_sbuf locktorture/torture locktorture/locktorture)
 # Checks of the checks, run by hand; each must make the run FAIL:
 #   MUTANT=no_wait        RLU's synchronize does not wait (rm_rlu.c)
@@ -127,7 +148,7 @@ else
 fi
 # The store-buffer model (rm_sbuf): the fence-free entries of RLU and
 # prwlock, and RLU's fenced entry beside them; 5 rounds of 100 ms each.
-sbplan=("impl=rlu-ff rounds=5 hold_ms=100 rep=1" "impl=rlu rounds=5 hold_ms=100 rep=1" "impl=prwlock rounds=5 hold_ms=100 rep=1")
+sbplan=("impl=rlu-ff rounds=${SBUF_ROUNDS:-5} hold_ms=${SBUF_HOLD_MS:-100} rep=1" "impl=rlu rounds=${SBUF_ROUNDS:-5} hold_ms=${SBUF_HOLD_MS:-100} rep=1" "impl=prwlock rounds=${SBUF_ROUNDS:-5} hold_ms=${SBUF_HOLD_MS:-100} rep=1")
 # locktorture: rwsem_lock (the kernel's rw_semaphore), bravo_rwsem and
 # prwlock; the BRAVO paper's two figures: 1 writer and 0 writers, readers
 # from 1 to the CPUs, and Figure 8 (b): 0 writers with read sections of
@@ -433,8 +454,28 @@ boot() { # accel
   [ "$acc" = tcg ] && acc=tcg,thread=multi
   timeout -k 5 "$timeout_s" qemu-system-x86_64 -accel "$acc" -cpu "$cpu" -smp 2 -m 1G \
     -nographic -no-reboot -kernel "$vmlinuz" -initrd "$work/initramfs.cpio.gz" \
-    -append "$cmdline" </dev/null >"$log" 2>&1 || true
+    -append "$cmdline" </dev/null >"$log" 2>&1 &
+  local q=$! stalled=0
+  # A stalled kernel never finishes: once the log shows a stall, give the
+  # kernel 25 s to print its reports (the stalled CPU's stack, the other
+  # CPU's NMI backtrace) and stop the VM instead of waiting for the timeout.
+  while kill -0 "$q" 2>/dev/null; do
+    if [ $stalled = 0 ] && grep -q -E "$hang_re" "$log" 2>/dev/null; then
+      stalled=$(date +%s)
+    elif [ $stalled != 0 ] && [ $(( $(date +%s) - stalled )) -ge 25 ]; then
+      say "the kernel reported a stall or lockup: VM stopped 25 s later"
+      kill "$q" 2>/dev/null || true
+      break
+    fi
+    sleep 1
+  done
+  wait "$q" 2>/dev/null || true
 }
+hung() { # log: the VM stopped before the end, with a stall and no failed result
+  ! grep -q '^KSH: done' "$1" && grep -q -E "$hang_re" "$1" &&
+    ! grep -q -E 'result=FAIL|rm_ksbuf: round |End of test: [A-Z_]*FAIL|BUG:|Oops|WARNING:|lockdep|possible (circular|recursive) locking' "$1"
+}
+rm -f "$work/serial.hung.log" "$work/serial.hung.log.txt"
 accel=${ACCEL:-}
 if [ -z "$accel" ] && [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
   t0=$(date +%s)
@@ -449,6 +490,19 @@ if [ "$accel" != kvm ]; then
   accel=tcg
   t0=$(date +%s)
   boot tcg
+  # One hang of the emulator, and only a hang, is booted again (docs/kernel.md,
+  # "A stalled VM"): the first log is kept and its report printed, and the
+  # second boot decides.  Any failed result, bad lock state or warning in the
+  # first log fails the run as it is.
+  if [ "${HANG_RETRY:-1}" = 1 ] && hung "$log"; then
+    cp "$log" "$work/serial.hung.log"
+    tr -d '\r' <"$log" >"$work/serial.hung.log.txt"
+    say "note: the first boot stalled before its runs ended (no run had failed); its report:"
+    excerpt "$work/serial.hung.log.txt"
+    say "note: booting once more; the first log is $work/serial.hung.log"
+    hang_note="the first boot stalled and was booted again (report above)"
+    boot tcg
+  fi
 fi
 tvm=$(( $(date +%s) - t0 ))
 echo "$accel" >"$work/accel"
@@ -470,13 +524,17 @@ if pat=$(grep -n -E 'BUG:|Oops|WARNING:|Kernel panic|general protection fault|po
    [ -n "$pat" ]; then
   fail "the kernel log reports:"
   echo "$pat"
+  excerpt "$log.txt"
 fi
 if [ "$accel" = host ]; then
   grep -q '^KSH: start' "$log.txt" || fail "the run's start is not in the kernel log"
   grep -q '^KSH: done' "$log.txt" || fail "the runs did not finish (see $work/run.out)"
 else
   grep -q '^KSH: start' "$log.txt" || fail "the VM did not reach init"
-  grep -q '^KSH: done' "$log.txt" || fail "the init script did not finish (timeout ${timeout_s} s, or a panic)"
+  if ! grep -q '^KSH: done' "$log.txt"; then
+    fail "the init script did not finish (timeout ${timeout_s} s, or a panic)"
+    [ -n "${pat:-}" ] || excerpt "$log.txt"
+  fi
 fi
 while read -r l; do fail "$l"; done < <(grep -E '^KSH: (insmod|rmmod) .*rc=[1-9]' "$log.txt" || true)
 nres=$(grep -c -E 'rm_(kbench|ktorture): experiment=' "$log.txt" || true)
@@ -585,13 +643,14 @@ if badrows=$(awk -F, '!/^#/ && NF != 8' "$csv") && [ -n "$badrows" ]; then
   echo "$badrows" | head -n 5
 fi
 # The verdict, last, for the report (scripts/report.sh).
+[ -n "$hang_note" ] && echo "# note: $hang_note; the first log: serial.hung.log" >>"$csv"
 if [ $bad = 0 ]; then
   echo "# check: PASS" >>"$csv"
 else
   echo "# check: FAIL: ${fails[0]}$([ ${#fails[@]} -gt 1 ] && echo " (and $(( ${#fails[@]} - 1 )) more)")" >>"$csv"
 fi
 if [ $bad = 0 ]; then
-  say "PASS: ${#plan[@]} runs, ${#sbplan[@]} store-buffer model runs and ${#ltplan[@]} locktorture runs, every module loaded and unloaded, no error in the kernel log; $(( $(date +%s) - t_start )) s in all"
+  say "PASS: ${#plan[@]} runs, ${#sbplan[@]} store-buffer model runs and ${#ltplan[@]} locktorture runs, every module loaded and unloaded, no error in the kernel log; $(( $(date +%s) - t_start )) s in all${hang_note:+ (note: $hang_note)}"
 else
   say "FAIL ($(( $(date +%s) - t_start )) s); see $log.txt"
 fi
