@@ -61,7 +61,9 @@
  *                 row when the difference is not positive),
  *                 ns_per_iteration (the revoking iteration itself),
  *                 scan_share (time inside the revocation's scan over the
- *                 revoking iteration, from BRAVO's counters).  With
+ *                 revoking iteration, from BRAVO's counters),
+ *                 ns_per_revoke_phase (that time per revocation: from the
+ *                 writer counting itself in to the end of its scan).  With
  *                 --iterations N and --param part=revoke (or base) only
  *                 that loop runs, N times: for callgrind.
  *
@@ -774,7 +776,7 @@ static void exp_revocation(const struct bench_exp *e) {
         void *l = aligned_alloc(128, (rl->size + 127) / 128 * 128);
         if (!l) bench_fatal("out of memory");
         rl->init(l);
-        double t_rev = 0, t_base = 0, share = -1;
+        double t_rev = 0, t_base = 0, share = -1, phase = -1;
         if (rev) {
           /* N = 0: the slow read turns the bias on again at once. */
           rm_bravo_set_inhibit_multiplier(0);
@@ -794,6 +796,10 @@ static void exp_revocation(const struct bench_exp *e) {
           rm_bravo_stats_get(&st);
           rm_bravo_stats_enable(was_on);
           share = s1 > s0 ? (double)st.revoke_ns / (double)(s1 - s0) : 0;
+          /* The revocation itself, as BRAVO's counters time it: from the
+           * writer counting itself in to the end of its scan. */
+          if (st.revocations)
+            phase = (double)st.revoke_ns / (double)st.revocations;
         }
         if (base) {
           /* N = 10^6: the first revocation keeps the bias off for the
@@ -810,6 +816,7 @@ static void exp_revocation(const struct bench_exp *e) {
           if (t_rev > t_base)
             emit(rl->name, 1, par, rep, "ns_per_revocation", t_rev - t_base, "ns");
           emit(rl->name, 1, par, rep, "scan_share", share, "1");
+          if (phase >= 0) emit(rl->name, 1, par, rep, "ns_per_revoke_phase", phase, "ns");
         }
         rm_bravo_set_inhibit_multiplier(n_saved);
         rl->fini(l);

@@ -313,9 +313,10 @@ LAT=$(pick ba bravo-ba pft bravo-pft pthread bravo-pthread futex bravo-futex per
 RW=$(pick ba bravo-ba pthread bravo-pthread futex bravo-futex percpu cohort prwlock)
 CSE=$(pick prwlock pthread ck-brlock bravo-ba)
 WF=$(pick prwlock ck-brlock bravo-ba pthread rcu rcu-fence urcu-memb urcu-mb urcu-signal urcu-qsbr)
-# RCU flavours: ours (rcu; rcu-fence runs in a child process of the driver)
-# and liburcu's, qsbr's free read side being the floor.
-RCU=$(pick rcu rcu-fence urcu-memb urcu-mb urcu-signal urcu-qsbr)
+# RCU flavours: ours (rcu; rcu-fence runs in a child process of the driver;
+# rcu-qsbr, our QSBR flavour) and liburcu's (memb, mb, signal, qsbr, bp),
+# qsbr's free read side being the floor.
+RCU=$(pick rcu rcu-fence rcu-qsbr urcu-memb urcu-mb urcu-signal urcu-qsbr urcu-bp)
 # RLU's experiments: the set rows (rlu: the fence-free section entry,
 # rlu-fence: the paper's fenced one), the trees, the lists.
 SETS=$(pick harris harris-hp rcu-set urcu-set rlu rlu-fence rlu-defer rlu-coarse)
@@ -459,7 +460,7 @@ run_callgrind() {
                --threads 1 --iterations "$2" --param nested="$3" --reps 1 2>&1 >/dev/null |
              sed -n 's/.*Collected : \([0-9]*\).*/\1/p'; }
   local R1=40960 R2=245760 n
-  for i in rcu urcu-memb; do
+  for i in rcu urcu-memb rcu-qsbr urcu-qsbr; do
     case ",$RCU," in *",$i,"*) ;; *) continue ;; esac
     for n in 0 1; do
       op=rcu_pair; [ $n = 1 ] && op=rcu_nested_pair
@@ -604,6 +605,13 @@ while IFS=, read -r e i t p m v _; do
     MED["$e|$i|$t|$p|ops_per_sec"]=$(awk -v v="$v" 'BEGIN{ printf "%.6g", v * 1000 }')
   fi
 done < "$M"
+# BRAVO's future directions (scripts/report-bravo-future.sh, its own
+# results.csv): their medians under "bf:" experiment names (its readers and
+# interference runs are not the main ones).
+if [ -f "$OUT/bravo-future/results.csv" ]; then
+  while IFS=, read -r e i t p m v _; do MED["bf:$e|$i|$t|$p|$m"]=$v; done \
+    < <(awk -f scripts/medians.awk "$OUT/bravo-future/results.csv")
+fi
 
 # The kernel section's rows (kernel.csv, from scripts/kernel.sh): their
 # medians go into MED too (the experiments have names of their own:
@@ -1021,6 +1029,16 @@ for p in 9/10 1/2; do for x in ba pthread futex; do
   check "rwbench T=2 P=$p: bravo-$x / $x" "$(ratio "$(med rwbench bravo-$x 2 "P=$p" ops_per_sec)" "$(med rwbench $x 2 "P=$p" ops_per_sec)")" ">=" 0.9 ratio
 done; done
 check "rwbench T=2 P=1/10000: bravo-ba / ba" "$(ratio "$(med rwbench bravo-ba 2 'P=1/10000' ops_per_sec)" "$(med rwbench ba 2 'P=1/10000' ops_per_sec)")" ">=" 1.5 ratio
+# BRAVO-2D (scripts/report-bravo-future.sh's rows, "bf:" in MED): the
+# revocation phase (the writer counting itself in to the end of its scan)
+# at 4 Ki slots, flat table over 2D, and 2D's readers at 2 threads.
+if [ -n "${MED["bf:revocation|bravo2d-ba|1|slots=4096|ns_per_revoke_phase"]:-}" ]; then
+  check "revocation phase, 4 Ki slots: bravo-ba / bravo2d-ba" "$(ratio "$(med bf:revocation bravo-ba 1 slots=4096 ns_per_revoke_phase)" "$(med bf:revocation bravo2d-ba 1 slots=4096 ns_per_revoke_phase)")" ">=" 10 ratio
+  check "revocation phase, 4 Ki slots: bravo-pthread / bravo2d-pthread" "$(ratio "$(med bf:revocation bravo-pthread 1 slots=4096 ns_per_revoke_phase)" "$(med bf:revocation bravo2d-pthread 1 slots=4096 ns_per_revoke_phase)")" ">=" 10 ratio
+fi
+if [ -n "${MED["bf:readers|bravo2d-ba|2||ops_per_sec"]:-}" ]; then
+  check "readers T=2 (BRAVO-2D): bravo2d-ba / bravo-ba" "$(ratio "$(med bf:readers bravo2d-ba 2 '' ops_per_sec)" "$(med bf:readers bravo-ba 2 '' ops_per_sec)")" ">=" 0.97 ratio
+fi
 check "latency: prwlock read pair" "$(med latency prwlock 1 '' ns_per_read_pair)" "<=" 2 ns
 check "latency: prwlock / pthread read pair" "$(ratio "$(med latency prwlock 1 '' ns_per_read_pair)" "$(med latency pthread 1 '' ns_per_read_pair)")" "<=" 0.3 ratio
 check "readers T=2: prwlock / ck-brlock" "$(ratio "$(med readers prwlock 2 '' ops_per_sec)" "$(med readers ck-brlock 2 '' ops_per_sec)")" ">=" 2 ratio
@@ -1031,6 +1049,10 @@ if [ -n "$RCU" ]; then
   check "rcu_read: rcu read pair" "$(med rcu_read rcu 1 '' ns_per_read_pair)" "<=" 1 ns
   check "rcu_read: rcu / urcu-memb read pair" "$(ratio "$(med rcu_read rcu 1 '' ns_per_read_pair)" "$(med rcu_read urcu-memb 1 '' ns_per_read_pair)")" "<=" 1.05 ratio
   check "rcu_read: rcu / urcu-memb nested pair" "$(ratio "$(med rcu_read rcu 1 '' ns_per_nested_pair)" "$(med rcu_read urcu-memb 1 '' ns_per_nested_pair)")" "<=" 1.5 ratio
+  case ",$RCU," in *,rcu-qsbr,*)
+    check "rcu_read: rcu-qsbr / urcu-qsbr read pair" "$(ratio "$(med rcu_read rcu-qsbr 1 '' ns_per_read_pair)" "$(med rcu_read urcu-qsbr 1 '' ns_per_read_pair)")" "<=" 1.05 ratio
+    check "grace_period 1 busy reader: rcu-qsbr p50 / urcu-qsbr p50" "$(ratio "$(med grace_period rcu-qsbr 1 readers=1 p50_ns)" "$(med grace_period urcu-qsbr 1 readers=1 p50_ns)")" "<=" 1 ratio ;;
+  esac
   check "rcu_read T=2: rcu / urcu-memb sections/s" "$(ratio "$(med rcu_read rcu 2 '' ops_per_sec)" "$(med rcu_read urcu-memb 2 '' ops_per_sec)")" ">=" 0.95 ratio
   check "grace_period 1 busy reader: rcu p99 / urcu-memb p99" "$(ratio "$(med grace_period rcu 1 readers=1 p99_ns)" "$(med grace_period urcu-memb 1 readers=1 p99_ns)")" "<=" 0.1 ratio
   check "grace_period 1 busy reader: rcu p99 / urcu-signal p50" "$(ratio "$(med grace_period rcu 1 readers=1 p99_ns)" "$(med grace_period urcu-signal 1 readers=1 p50_ns)")" "<=" 2 ratio
@@ -1507,6 +1529,8 @@ from_of() {
   case $1 in
   rwbench*P=*) p=${1#*P=}; p=${p%%[: ]*}; f="rwbench-${p//\//_}.png" ;;
   grace_period*) f=grace_period-p99.png ;;
+  "revocation phase"*) f=bravo-future/revocation.png ;;
+  *BRAVO-2D*) f=bravo-future/readers.png ;;
   writer_freq*) f=writer_freq-writes.png ;;
   db_bench*|kccachetest*|"real programs"*) echo "real programs"; return ;;
   *) f="$e.png" ;;
