@@ -519,7 +519,7 @@ if [ -z "$RENDER" ]; then
   # BRAVO's future directions (scripts/report-bravo-future.sh): quick, 11
   # s on 2 quiet CPUs (0.1 s runs, no callgrind); full, about 75 s of runs
   # and 3 minutes of callgrind.
-  if [ "$QUICK" = 1 ]; then plan "BRAVO future" 15; else plan "BRAVO future" 260; fi
+  if [ "$QUICK" = 1 ]; then plan "BRAVO future" 25; else plan "BRAVO future" 390; fi
   plan "real programs" "$RP_PLAN"
   plan kyoto "$KY_PLAN"
   plan "instruction counts" 30
@@ -1036,6 +1036,22 @@ if [ -n "${MED["bf:revocation|bravo2d-ba|1|slots=4096|ns_per_revoke_phase"]:-}" 
   check "revocation phase, 4 Ki slots: bravo-ba / bravo2d-ba" "$(ratio "$(med bf:revocation bravo-ba 1 slots=4096 ns_per_revoke_phase)" "$(med bf:revocation bravo2d-ba 1 slots=4096 ns_per_revoke_phase)")" ">=" 10 ratio
   check "revocation phase, 4 Ki slots: bravo-pthread / bravo2d-pthread" "$(ratio "$(med bf:revocation bravo-pthread 1 slots=4096 ns_per_revoke_phase)" "$(med bf:revocation bravo2d-pthread 1 slots=4096 ns_per_revoke_phase)")" ">=" 10 ratio
 fi
+if [ -n "${MED["bf:rwbench|bravo2d-ba|2|P=1/2|ops_per_sec"]:-}" ]; then
+  # The issue's "nothing slower than plain BRAVO by more than 3% on any
+  # RWBench cell": the lowest 2D / plain ratio over every P and T.
+  local bf_worst="" bf_cell=""
+  local bf_k bf_i bf_t bf_p bf_v
+  for bf_k in "${!MED[@]}"; do
+    case $bf_k in "bf:rwbench|bravo2d-"*"|ops_per_sec") ;; *) continue ;; esac
+    IFS='|' read -r _ bf_i bf_t bf_p _ <<<"$bf_k"
+    bf_v=$(ratio "${MED[$bf_k]}" "${MED["bf:rwbench|bravo-${bf_i#bravo2d-}|$bf_t|$bf_p|ops_per_sec"]:-}")
+    [ "$bf_v" = n/a ] && continue
+    if [ -z "$bf_worst" ] || awk -v a="$bf_v" -v b="$bf_worst" 'BEGIN { exit !(a + 0 < b + 0) }'; then
+      bf_worst=$bf_v; bf_cell="$bf_i T=$bf_t $bf_p"
+    fi
+  done
+  check "rwbench (BRAVO-2D): lowest 2D / plain over every P and T (${bf_cell:-none})" "${bf_worst:-n/a}" ">=" 0.97 ratio
+fi
 if [ -n "${MED["bf:readers|bravo2d-ba|2||ops_per_sec"]:-}" ]; then
   check "readers T=2 (BRAVO-2D): bravo2d-ba / bravo-ba" "$(ratio "$(med bf:readers bravo2d-ba 2 '' ops_per_sec)" "$(med bf:readers bravo-ba 2 '' ops_per_sec)")" ">=" 0.97 ratio
 fi
@@ -1527,6 +1543,7 @@ FAMILIES=("BRAVO" "preload" "prwlock" "FCP-RCU" "RLU and structures" "real progr
 from_of() {
   local e=${1%%[ :]*} p f=""
   case $1 in
+  "rwbench (BRAVO-2D)"*) echo "BRAVO's future directions"; return ;;
   rwbench*P=*) p=${1#*P=}; p=${p%%[: ]*}; f="rwbench-${p//\//_}.png" ;;
   grace_period*) f=grace_period-p99.png ;;
   "revocation phase"*) f=bravo-future/revocation.png ;;
