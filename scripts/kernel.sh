@@ -500,7 +500,7 @@ if [ "$accel" != kvm ]; then
     say "note: the first boot stalled before its runs ended (no run had failed); its report:"
     excerpt "$work/serial.hung.log.txt"
     say "note: booting once more; the first log is $work/serial.hung.log"
-    hang_note="the first boot stalled and was booted again (report above)"
+    hang_note="the first boot stalled and was booted again (kernel.sh printed its report)"
     boot tcg
   fi
 fi

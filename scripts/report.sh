@@ -1447,6 +1447,8 @@ kernel_section() {
   PASS) echo "Behaviour: PASS: every module loaded and unloaded, every RLU run checked its structure and every torture its invariants without an error, every locktorture run ended in SUCCESS, and the kernel log holds no BUG, Oops, WARNING or lockdep report." ;;
   *) echo "Behaviour: **${r:-not recorded}** (the acceptance checks above count it as a FAIL; \`scripts/kernel.sh\` prints what failed)." ;;
   esac
+  # A first boot that stalled and was booted again (docs/kernel.md, "A stalled VM").
+  sed -n 's/^# note: \(.*\)/Note: \1./p' "$kc" | head -n 1
   echo
   echo "The modules and the runs: docs/kernel.md. \`rcu\` here is the kernel's own RCU; \`rlu-ff\` is RLU with"
   echo "the fence-free section entry (writers send IPIs), \`rwsem_lock\` the kernel's \`rw_semaphore\`."
