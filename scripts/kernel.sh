@@ -58,14 +58,16 @@ work=$(cd "$work" && pwd)
 t_start=$(date +%s)
 say() { echo "kernel.sh: $*"; }
 die() { echo "kernel.sh: $*" >&2; exit 2; }
-# What a hung kernel prints.
-hang_re='detected stall|self-detected stall|soft lockup|hard LOCKUP|blocked for more than'
+# What a hung kernel prints, and every report the log check fails on (a
+# hang's among them).
+hang_re='detected stall|soft lockup|hard LOCKUP|blocked for more than'
+report_re="BUG:|Oops|WARNING:|Kernel panic|general protection fault|possible circular locking|possible recursive locking|inconsistent lock state|lockdep|$hang_re|UBSAN|KASAN|Call Trace"
 # The logs stay in $WORK, which CI does not keep: print what led up to the
 # first report (the last runner lines: which run it was) and the report
 # itself (where each CPU was), or, with no report, the log's end.
 excerpt() { # log.txt
   local first
-  first=$(grep -n -E 'BUG:|Oops|WARNING:|Kernel panic|general protection fault|possible circular locking|possible recursive locking|inconsistent lock state|lockdep|detected stall|soft lockup|hard LOCKUP|blocked for more than|UBSAN|KASAN|Call Trace' "$1" | head -n 1 | cut -d: -f1 || true)
+  first=$(grep -n -E "$report_re" "$1" | head -n 1 | cut -d: -f1 || true)
   if [ -n "$first" ]; then
     echo "kernel.sh: the last runner lines before the first report, and the report (log lines $((first > 15 ? first - 15 : 1))-$((first + 80))):"
     { grep -n '^KSH:' "$1" || true; } | awk -F: -v f="$first" '$1 < f' | tail -n 4 | sed 's/^/    /'
@@ -520,7 +522,7 @@ tr -d '\r' <"$log" >"$log.txt"
 bad=0
 fails=()
 fail() { echo "kernel.sh: FAIL: $*"; bad=1; fails+=("$*"); }
-if pat=$(grep -n -E 'BUG:|Oops|WARNING:|Kernel panic|general protection fault|possible circular locking|possible recursive locking|inconsistent lock state|lockdep|detected stall|self-detected stall|blocked for more than|UBSAN|KASAN|Call Trace' "$log.txt" | head -n 5) &&
+if pat=$(grep -n -E "$report_re" "$log.txt" | head -n 5) &&
    [ -n "$pat" ]; then
   fail "the kernel log reports:"
   echo "$pat"

@@ -16,6 +16,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,6 +119,16 @@ static inline struct timespec test_deadline_ms(clockid_t clk, long ms) {
     ts.tv_nsec -= 1000000000L;
   }
   return ts;
+}
+
+/* Whether the absolute time `deadline` on clock clk has passed (loops that
+ * wait for something to happen bound themselves by time, never by a count
+ * of rounds, which a slow or loaded machine can exhaust first). */
+static inline bool test_deadline_passed(clockid_t clk, const struct timespec *deadline) {
+  struct timespec now;
+  clock_gettime(clk, &now);
+  return now.tv_sec > deadline->tv_sec ||
+         (now.tv_sec == deadline->tv_sec && now.tv_nsec >= deadline->tv_nsec);
 }
 
 /* A cheap per-thread pseudo-random sequence (xorshift32; *s must not be 0). */

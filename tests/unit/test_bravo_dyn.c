@@ -135,17 +135,10 @@ static void reuse(void) {
   }
 }
 
-/* Whether deadline (CLOCK_MONOTONIC) has passed.  The policy tests loop
- * until the policy acts or 30 s pass, not for a number of rounds: the
- * policy evaluates every so many nanoseconds, so on a slow or loaded
- * machine (ThreadSanitizer, ctest -j) a round count ran out before the
- * first evaluation. */
-static bool passed(const struct timespec *deadline) {
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return now.tv_sec > deadline->tv_sec ||
-         (now.tv_sec == deadline->tv_sec && now.tv_nsec >= deadline->tv_nsec);
-}
+/* The policy tests loop until the policy acts or 30 s pass, not for a
+ * number of rounds: the policy evaluates every so many nanoseconds, so on
+ * a slow or loaded machine (ThreadSanitizer, ctest -j) a round count ran
+ * out before the first evaluation. */
 
 /* The policy grows a table whose readers collide. */
 static void policy_grows(void) {
@@ -154,7 +147,8 @@ static void policy_grows(void) {
   struct rm_bravo_dyn_info d0 = info();
   rm_token_t t[NLOCKS];
   struct timespec end = test_deadline_ms(CLOCK_MONOTONIC, 30000);
-  for (int round = 0; !passed(&end) && info().grows == d0.grows; round++) {
+  for (int round = 0; !test_deadline_passed(CLOCK_MONOTONIC, &end) && info().grows == d0.grows;
+       round++) {
     /* One thread holding 64 locks at once in 16 slots: collisions. */
     for (int i = 0; i < NLOCKS; i++) CHECK_ERR(rm_bravodyn_ba_read_lock(&locks[i], &t[i]), 0);
     for (int i = NLOCKS - 1; i >= 0; i--) CHECK_ERR(rm_bravodyn_ba_read_unlock(&locks[i], t[i]), 0);
@@ -175,7 +169,7 @@ static void policy_shrinks(void) {
   struct rm_bravo_dyn_info d0 = info();
   rm_bravodyn_ba_t *l = &locks[0];
   struct timespec end = test_deadline_ms(CLOCK_MONOTONIC, 30000);
-  for (int round = 0; !passed(&end) && info().shrinks == d0.shrinks; round++) {
+  while (!test_deadline_passed(CLOCK_MONOTONIC, &end) && info().shrinks == d0.shrinks) {
     rm_token_t t;
     CHECK_ERR(rm_bravodyn_ba_read_lock(l, &t), 0); /* turns the bias on (N = 0) */
     CHECK_ERR(rm_bravodyn_ba_read_unlock(l, t), 0);
