@@ -25,6 +25,8 @@ static const struct {
     {"bravo2d-ba", "BRAVO-2D over ba: per-CPU rows, a writer scans the lock's column (ours, "
                    "docs/bravo-future.md)"},
     {"bravo2d-pthread", "BRAVO-2D over glibc's pthread_rwlock_t (ours, docs/bravo-future.md)"},
+    {"bravodyn-ba", "BRAVO over ba on the resizable visible-readers table (ours, "
+                    "docs/bravo-dynamic.md)"},
     {"percpu", "one BA lock per CPU (the \"big reader\" lock, the BRAVO paper's Per-CPU)"},
     {"cohort", "Cohort-RW, NUMA-aware C-RW-WP (Calciu et al.)"},
     {"prwlock", "passive reader-writer lock on the FCP consensus (ours: readmostly/prwlock.h); "

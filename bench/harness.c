@@ -309,7 +309,7 @@ void stats_emit(const char *impl, int threads, const char *par, int rep, double 
          (double)(__atomic_load_n(&d->writer_parks, __ATOMIC_RELAXED) - fcp_parks0) / secs, "1/s");
     return;
   }
-  if (!stats_wanted() || strncmp(impl, "bravo-", 6) != 0) return;
+  if (!stats_wanted() || strncmp(impl, "bravo", 5) != 0) return;
   struct rm_bravo_stats s;
   rm_bravo_stats_get(&s);
   uint64_t slow = s.slow_bias_off + s.slow_collision + s.slow_raced;

@@ -22,6 +22,7 @@
 #define READMOSTLY_BENCH_IMPLS_H
 
 #include <readmostly/bravo_locks.h>
+#include <readmostly/bravo_dyn.h>
 #include <readmostly/bravo_wm.h>
 #include <readmostly/cohort.h>
 #include <readmostly/ba.h>
@@ -77,6 +78,8 @@ ADAPT_TOKEN(bravo2d_pthread, rm_bravo2d_pthread_t, rm_bravo2d_pthread)
 /* BRAVO with a writer mutex (readmostly/bravo_wm.h): by name only. */
 ADAPT_TOKEN(bravowm_ba, rm_bravowm_ba_t, rm_bravowm_ba)
 ADAPT_TOKEN(bravowm_pthread, rm_bravowm_pthread_t, rm_bravowm_pthread)
+/* BRAVO over the resizable table (readmostly/bravo_dyn.h): by name only. */
+ADAPT_TOKEN(bravodyn_ba, rm_bravodyn_ba_t, rm_bravodyn_ba)
 ADAPT_PLAIN(futex, rm_futexrw_t, rm_futexrw)
 ADAPT_TOKEN(bravo_futex, rm_bravo_futexrw_t, rm_bravo_futexrw)
 ADAPT_TOKEN(percpu, rm_percpu_t, rm_percpu)
@@ -255,6 +258,7 @@ static inline void rmb_urcu_update(void) { urcu_memb_synchronize_rcu(); }
   URCU_IMPLS(X)                                                        \
   X(bravo_ba_private, "bravo-ba-private", rm_bravo_ba_private_t, IMPL_RW | IMPL_HIDDEN) \
   X(bravowm_ba, "bravowm-ba", rm_bravowm_ba_t, IMPL_RW | IMPL_HIDDEN)                   \
-  X(bravowm_pthread, "bravowm-pthread", rm_bravowm_pthread_t, IMPL_RW | IMPL_HIDDEN)
+  X(bravowm_pthread, "bravowm-pthread", rm_bravowm_pthread_t, IMPL_RW | IMPL_HIDDEN)     \
+  X(bravodyn_ba, "bravodyn-ba", rm_bravodyn_ba_t, IMPL_RW | IMPL_HIDDEN)
 
 #endif

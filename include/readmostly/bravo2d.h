@@ -222,7 +222,7 @@ RM_INLINE uint32_t rm_bravo2d_row(const struct rm_bravo_table *t) {
  * every row, and, with the second probe, the second column too, so a slot
  * in any row (whatever CPU the reader thought it was on) is covered.  R1'
  * (the second probe's CAS) is an R1 of its own: whichever CAS succeeded is
- * ordered before R2.
+ * ordered before R2.  (Model: models/bravo2d.pml, docs/models-bravo.md.)
  */
 RM_INLINE int rm_bravo2d_read_fast_body(struct rm_bravo_bias *b, struct rm_bravo_table *t,
                                         rm_token_t *tok, const bool shared_slots) {

@@ -58,6 +58,7 @@
  *   first and the reader's CAS failed (it never entered through T).  At
  *   most two tables are live: a resize waits (returns EBUSY) while `old`
  *   is still closing.
+ *   (Model: models/bravo_dyn.pml, with its mutants; docs/models-bravo.md.)
  *
  *   Tables are mapped once per size (a power of two) and never unmapped:
  *   a reader preempted between loading `cur` and its CAS may touch a
