@@ -949,12 +949,27 @@ RM_API bool rm_bravo_read_hold_seen(const struct rm_bravo_bias *b, const struct 
   return rm_bravo_slot_holds(rm_atomic_load_relaxed(&slots[i]), b);
 }
 
+/* RM_BRAVO_REVOKE_FLOOR_NS in rm_ticks() units (0 until first needed;
+ * every thread computes the same value, so a race only repeats it). */
+static uint64_t revoke_floor_ticks(void) {
+  static uint64_t ticks;
+  uint64_t t = rm_atomic_load_relaxed(&ticks);
+  if (RM_UNLIKELY(t == 0)) {
+    rm_platform_init(); /* idempotent: ns_per_tick is set from here on */
+    double nspt = rm_platform.ns_per_tick > 0 ? rm_platform.ns_per_tick : 1.0;
+    t = (uint64_t)((double)RM_BRAVO_REVOKE_FLOOR_NS / nspt) + 1;
+    rm_atomic_store_relaxed(&ticks, t);
+  }
+  return t;
+}
+
 /* Primum non nocere: after a revocation that took [start, now), inhibit
  * re-biasing for N times its cost (Listing 1), times 2^backoff.  The
  * back-off adapts to costs the scan time does not show (readers parked
  * behind the writer): a complete revocation that finds the bias was on for
- * less than the base window since the previous window ended doubles the
- * next window; one that finds it lived longer halves it.  A give-up leaves
+ * less than the base window (at least N x RM_BRAVO_REVOKE_FLOOR_NS) since
+ * the previous window ended doubles the next window; one that finds it
+ * lived longer halves it.  A give-up leaves
  * the exponent alone (the previous window may still be running).  The
  * arithmetic saturates: a revocation that lasted very long (or a huge N)
  * gives the longest window, never a wrapped-around short one.  Called by
@@ -970,7 +985,14 @@ static void set_inhibit_window(struct rm_bravo_bias *b, uint64_t start, uint64_t
   uint64_t prev_until = rm_atomic_load_relaxed(&b->inhibit_until);
   unsigned shift = rm_atomic_load_relaxed(&b->backoff);
   if (complete && prev_until != 0 && now >= prev_until) {
-    if (now - prev_until < base) {
+    /* The back-off judges the bias's life against N x (this revocation's
+     * time), but never against less than N x RM_BRAVO_REVOKE_FLOOR_NS: a
+     * scan of a few slots (BRAVO-2D's column, a small table) is far
+     * shorter than what every revocation costs besides it (bravo.h). */
+    uint64_t judge;
+    if (__builtin_mul_overflow(revoke_floor_ticks(), n_mult, &judge)) judge = UINT64_MAX;
+    if (judge < base) judge = base;
+    if (now - prev_until < judge) {
       if (shift < RM_BRAVO_BACKOFF_MAX) shift++;
     } else if (shift > 0) {
       shift--;

@@ -233,6 +233,15 @@ RM_INLINE void rm_bravo_bias_init(struct rm_bravo_bias *b) {
 /* Largest inhibit back-off exponent: the window grows to at most
  * 2^RM_BRAVO_BACKOFF_MAX times N x (revocation time). */
 #define RM_BRAVO_BACKOFF_MAX 10
+/* The least revocation cost the inhibit back-off assumes, in ns: a bias
+ * that lived less than N times this (or N x the revocation's measured time,
+ * if longer) since the last window ended did not pay for its revocation,
+ * and the next window doubles.  Besides its scan, every revocation moves
+ * the bias word's cache line between CPUs several times (the slow reader's
+ * re-bias, the writer's count-in and count-out) and sends the readers that
+ * arrive meanwhile through A; a scan of a few slots (BRAVO-2D's column)
+ * times none of that (docs/bravo.md, "The inhibit back-off"). */
+#define RM_BRAVO_REVOKE_FLOOR_NS 200u
 
 /* Slot values: 0, a lock's bias address, and (preload library only) the
  * bits described in "Slots that other threads' unlocks may mark" below. */

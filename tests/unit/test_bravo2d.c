@@ -410,6 +410,42 @@ static void test_fork(void) {
   CHECK_EQ(__atomic_load_n(&writer_in, __ATOMIC_ACQUIRE), 1);
 }
 
+/* The inhibit back-off's floor (bravo.h, RM_BRAVO_REVOKE_FLOOR_NS): a
+ * column scan takes nanoseconds, so N x its time is a base window far
+ * shorter than what a revocation costs.  With N = 10^6 the floor is
+ * 10^6 x 200 ns = 200 ms, and the base N x (a scan of one slot a row) some
+ * tens of milliseconds.  A bias that lived 100 ms is then longer than the
+ * base but shorter than the floor: the revocation must double the window
+ * (without the floor it would halve it).  Only a preemption of more than
+ * 100 ms inside this test could make the bias "live" past the floor. */
+static rm_bravo2d_ba_t fl = RM_BRAVO2D_BA_INITIALIZER;
+static void test_backoff_floor(void) {
+  CHECK_ERR(rm_bravo_set_inhibit_multiplier(1000000u), 0);
+  double nspt = rm_platform.ns_per_tick > 0 ? rm_platform.ns_per_tick : 1.0;
+  uint64_t ms100 = (uint64_t)(100e6 / nspt);
+  rm_token_t t;
+  for (unsigned k = 1; k <= 3; k++) {
+    fl.bias.inhibit_until = 0;
+    CHECK_ERR(rm_bravo2d_ba_read_lock(&fl, &t), 0); /* slow: turns the bias on */
+    CHECK_ERR(rm_bravo2d_ba_read_unlock(&fl, t), 0);
+    CHECK_EQ(fl.bias.rbias & RM_BRAVO_BIAS, RM_BRAVO_BIAS);
+    /* The last window ended 100 ms ago. */
+    fl.bias.inhibit_until = rm_ticks() - ms100;
+    CHECK_ERR(rm_bravo2d_ba_write_lock(&fl), 0); /* revokes */
+    CHECK_ERR(rm_bravo2d_ba_write_unlock(&fl), 0);
+    CHECK_EQ(fl.bias.backoff, k);
+  }
+  /* A bias that lived longer than the floor halves it. */
+  fl.bias.inhibit_until = 0;
+  CHECK_ERR(rm_bravo2d_ba_read_lock(&fl, &t), 0);
+  CHECK_ERR(rm_bravo2d_ba_read_unlock(&fl, t), 0);
+  fl.bias.inhibit_until = 1;
+  CHECK_ERR(rm_bravo2d_ba_write_lock(&fl), 0);
+  CHECK_ERR(rm_bravo2d_ba_write_unlock(&fl), 0);
+  CHECK_EQ(fl.bias.backoff, 2);
+  CHECK_ERR(rm_bravo_set_inhibit_multiplier(0), 0);
+}
+
 int main(int argc, char **argv) {
   cpu_set_t s;
   CHECK_ERR(sched_getaffinity(0, sizeof s, &s), 0);
@@ -452,6 +488,7 @@ int main(int argc, char **argv) {
     if (a.nodes) test_numa(a.nodes);
     test_contract();
     test_migration();
+    test_backoff_floor();
     test_fork();
   }
   TEST_MAIN_END();
