@@ -286,6 +286,9 @@ RM_INLINE uint64_t rm_ticks(void) {
 }
 
 RM_API uint64_t rm_ticks_to_ns(uint64_t ticks);
+/* The other way: ns nanoseconds in rm_ticks() units (rounded down).  Sets
+ * the platform up first if it is not yet (so a caller may cache it). */
+RM_API uint64_t rm_ns_to_ticks(uint64_t ns);
 
 /* ---- CPUs and threads ---------------------------------------------------- */
 
