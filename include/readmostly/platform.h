@@ -26,7 +26,8 @@
  *   Clock.  rm_ticks() reads the time-stamp counter on x86-64 when the CPU
  *   reports an invariant TSC, and clock_gettime(CLOCK_MONOTONIC) in
  *   nanoseconds otherwise.  Ticks are only compared with ticks; use
- *   rm_ticks_to_ns() to report them.
+ *   rm_ticks_to_ns() to report them and rm_ns_to_ticks() for a duration
+ *   given in nanoseconds.
  *
  *   Debug yield.  When the including code is compiled with
  *   -DREADMOSTLY_DEBUG_YIELD, RM_DEBUG_YIELD() yields the CPU at random
