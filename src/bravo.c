@@ -955,9 +955,8 @@ static uint64_t revoke_floor_ticks(void) {
   static uint64_t ticks;
   uint64_t t = rm_atomic_load_relaxed(&ticks);
   if (RM_UNLIKELY(t == 0)) {
-    rm_platform_init(); /* idempotent: ns_per_tick is set from here on */
-    double nspt = rm_platform.ns_per_tick > 0 ? rm_platform.ns_per_tick : 1.0;
-    t = (uint64_t)((double)RM_BRAVO_REVOKE_FLOOR_NS / nspt) + 1;
+    t = rm_ns_to_ticks(RM_BRAVO_REVOKE_FLOOR_NS);
+    if (t == 0) t = 1;
     rm_atomic_store_relaxed(&ticks, t);
   }
   return t;

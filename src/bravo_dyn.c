@@ -135,8 +135,7 @@ static int dyn_setup(const struct rm_bravo_dyn_attr *a, bool configuring) {
       dyn.min = mn;
       dyn.max = mx;
       rm_atomic_store_relaxed(&dyn.auto_resize, au);
-      double nspt = rm_platform.ns_per_tick > 0 ? rm_platform.ns_per_tick : 1.0;
-      dyn.eval_ticks = (uint64_t)((double)DYN_EVAL_NS / nspt);
+      dyn.eval_ticks = rm_ns_to_ticks(DYN_EVAL_NS);
       /* (cur) seq_cst, a release: the table's mask and slots first. */
       rm_atomic_store_seq_cst(&rm_bravo_dyn.cur, d);
       /* Release: a slow reader that loads slots with acquire before it

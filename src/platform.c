@@ -96,6 +96,12 @@ RM_API uint64_t rm_ticks_to_ns(uint64_t ticks) {
   return (uint64_t)((double)ticks * rm_platform.ns_per_tick);
 }
 
+RM_API uint64_t rm_ns_to_ticks(uint64_t ns) {
+  if (RM_UNLIKELY(!rm_atomic_load_acquire(&rm_platform.initialized))) rm_platform_init();
+  if (!rm_platform.tsc_ok || !(rm_platform.ns_per_tick > 0)) return ns;
+  return (uint64_t)((double)ns / rm_platform.ns_per_tick);
+}
+
 RM_API unsigned rm_cpu_count(void) {
   if (RM_UNLIKELY(!rm_atomic_load_acquire(&rm_platform.initialized))) rm_platform_init();
   return rm_platform.ncpus;

@@ -26,7 +26,8 @@
  *   Clock.  rm_ticks() reads the time-stamp counter on x86-64 when the CPU
  *   reports an invariant TSC, and clock_gettime(CLOCK_MONOTONIC) in
  *   nanoseconds otherwise.  Ticks are only compared with ticks; use
- *   rm_ticks_to_ns() to report them.
+ *   rm_ticks_to_ns() to report them and rm_ns_to_ticks() for a duration
+ *   given in nanoseconds.
  *
  *   Debug yield.  When the including code is compiled with
  *   -DREADMOSTLY_DEBUG_YIELD, RM_DEBUG_YIELD() yields the CPU at random
@@ -286,6 +287,9 @@ RM_INLINE uint64_t rm_ticks(void) {
 }
 
 RM_API uint64_t rm_ticks_to_ns(uint64_t ticks);
+/* The other way: ns nanoseconds in rm_ticks() units (rounded down).  Sets
+ * the platform up first if it is not yet (so a caller may cache it). */
+RM_API uint64_t rm_ns_to_ticks(uint64_t ns);
 
 /* ---- CPUs and threads ---------------------------------------------------- */
 

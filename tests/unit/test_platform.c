@@ -25,6 +25,10 @@ int main(void) {
   CHECK(t1 > t0);
   uint64_t dt = rm_ticks_to_ns(t1 - t0), dn = n1 - n0;
   CHECK(dt > dn / 2 && dt < dn * 2);
+  /* rm_ns_to_ticks is rm_ticks_to_ns's inverse (up to rounding). */
+  CHECK_EQ(rm_ns_to_ticks(0), 0);
+  uint64_t back = rm_ticks_to_ns(rm_ns_to_ticks(1000000000u));
+  CHECK(back > 999000000u && back <= 1000000000u);
 
   /* Timespec validation. */
   struct timespec ts = {0, 0};
