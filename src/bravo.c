@@ -736,7 +736,7 @@ RM_INLINE int wait_slot(uintptr_t *s, struct rm_bravo_bias *b, int mode, int clk
  * reader whose re-check R2 saw the bias on.  x86-64 orders every ordinary
  * load, vector loads included (not the non-temporal ones, which we do not
  * use), after an earlier locked instruction or MFENCE, and loads after
- * loads; W1 is a locked RMW followed by a full fence (rm_fence_store_load),
+ * loads; W1 is a locked RMW (rm_fence_after_rmw adds no fence on x86),
  * so every vector load reads memory after W1 is visible to all CPUs, which
  * is all the Dekker argument of bravo.h needs from a seq_cst load.  Each
  * aligned 8-byte slot inside a 16- or 32-byte aligned load is read whole.
@@ -1019,12 +1019,13 @@ RM_API int rm_bravo_revoke_slowpath(struct rm_bravo_bias *b, struct rm_bravo_tab
 
   /* (W1) Clear the bias, keeping the count of writers that hold it off
    * (they do not hold A; a store would lose a concurrent count).  A
-   * seq_cst RMW followed by a full fence: the fence orders the clear before
-   * the scan's loads, pairing with the reader's CAS (R1) -> re-check (R2).
-   * Either the reader's re-check sees the bias off and it backs out, or our
-   * scan sees its slot and we wait for it. */
+   * seq_cst RMW followed by a full fence (rm_fence_after_rmw: the locked
+   * RMW itself on x86): the fence orders the clear before the scan's
+   * loads, pairing with the reader's CAS (R1) -> re-check (R2).  Either
+   * the reader's re-check sees the bias off and it backs out, or our scan
+   * sees its slot and we wait for it. */
   __atomic_fetch_and(&b->rbias, ~RM_BRAVO_BIAS, __ATOMIC_SEQ_CST);
-  rm_fence_store_load();
+  rm_fence_after_rmw();
   RM_DEBUG_YIELD();
   int result = scan_table(b, t, mode, clk, abstime);
   uint64_t now = rm_ticks();
@@ -1049,7 +1050,7 @@ RM_API int rm_bravo_revoke_unlocked(struct rm_bravo_bias *b, struct rm_bravo_tab
    * finds the table clear, it stays clear.  Then the full fence, as in
    * rm_bravo_revoke_slowpath. */
   rm_bravo_count_in(b);
-  rm_fence_store_load();
+  rm_fence_after_rmw();
   RM_DEBUG_PAUSE("bravo.revoke.counted");
   rv->start = rm_ticks();
   int e = scan_table(b, t, mode, clk, abstime);

@@ -610,9 +610,10 @@ RM_API uint64_t rm_fcp_begin(rm_fcp_domain_t *d) {
   /* seq_cst RMW: its release half orders the caller's writer-word store
    * before the new version (a reader that reports this version sees the
    * writer); it is also a full fence (W-fence) that orders that store before
-   * every load of reader records below. */
+   * every load of reader records below (rm_fence_after_rmw: no second
+   * fence where the RMW is a locked instruction). */
   uint64_t v = rm_atomic_fetch_add_seq_cst(&d->version, (uint64_t)1) + 1;
-  rm_fence_store_load();
+  rm_fence_after_rmw();
   RM_DEBUG_YIELD();
   return v;
 }

@@ -152,9 +152,7 @@ static struct rm_fcp_reader *claim(void) {
  * every update made before it. */
 static void leave_offline(struct rm_fcp_reader *r) {
   (void)rm_atomic_xchg_seq_cst(&r->seen, (uint64_t)0);
-#if !(defined(__x86_64__) || defined(__i386__)) || defined(RM_TSAN)
-  rm_fence_store_load(); /* where a locked exchange is not a full fence; TSan's view */
-#endif
+  rm_fence_after_rmw(); /* the exchange's store before our later loads */
 }
 
 /* Come back online: leave the offline state, then report the version

@@ -104,9 +104,7 @@ static void go_offline(struct rm_fcp_reader *r) { report_store(r, RM_RCU_SEEN_OF
 static void come_online(struct rm_fcp_reader *r) {
   uint64_t v = rm_atomic_load_acquire(&dom->version);
   (void)rm_atomic_xchg_seq_cst(&r->seen, v); /* (O2) */
-#if !(defined(__x86_64__) || defined(__i386__)) || defined(RM_TSAN)
-  rm_fence_store_load(); /* where a locked exchange is not a full fence; TSan's view */
-#endif
+  rm_fence_after_rmw(); /* the exchange's store before our later loads */
 }
 
 /* The core releases the record of an exiting thread next (seen = MAX, and

@@ -387,7 +387,8 @@ RM_INLINE uint32_t rm_bravo_hash(const void *lock, uintptr_t self) {
  *       by that reader).
  *  (S1) slow reader: CAS rbias 0 -> BIAS, release (see R0).
  *  (W1) writer: clear BIAS, seq_cst (a fetch_and under A, or the read-modify-
- *       write that counts the writer in); then a full fence.
+ *       write that counts the writer in); then a full fence
+ *       (rm_fence_after_rmw: on x86 the locked RMW is that fence).
  *  (W2/W3) writer: scan loads, seq_cst (acquire on each).
  */
 /* rm_bravo_read_fast_shared only (see "Slots that other threads' unlocks
