@@ -337,11 +337,11 @@ inline SCAN_TRY(t, i, busy) {
   od
 }
 
-/* W1 under A: fetch_and, then the fence */
+/* W1 under A: fetch_and, a locked RMW, which is the full fence on x86
+ * (rm_fence_after_rmw issues no second one) */
 inline CLEAR_UNDER_A(t, b) {
 #ifndef MUTANT_clear_plain
-  atomic { sbn[t] == 0 -> mem[RB] = mem[RB] & ~BIAS };
-  FENCE(t)
+  atomic { sbn[t] == 0 -> mem[RB] = mem[RB] & ~BIAS }
 #else
   LD(t, RB, b);
   ST(t, RB, b & ~BIAS)
@@ -401,8 +401,7 @@ blocking:
 #endif
 #ifndef MUTANT_clear_plain                      /* rm_bravo_count_in */
         atomic { sbn[t] == 0 -> mem[RB] = (mem[RB] & ~BIAS) + REVOKER };
-        ST(t, RP, 1);
-        FENCE(t);
+        ST(t, RP, 1);                           /* no fence: see COUNT_IN */
 #else
         LD(t, RB, b);
         ST(t, RB, (b & ~BIAS) + REVOKER);
@@ -442,16 +441,17 @@ inline SCAN_TIMED(t, i, gaveup) {
 }
 
 /* rm_bravo_count_in: the CAS that clears the bias and counts the writer (a
- * locked RMW), then revoke_pending = 1 (relaxed), then the fence. */
+ * locked RMW), then revoke_pending = 1 (relaxed).  No fence follows on x86
+ * (rm_fence_after_rmw): the RMW is one, and the pending store may still be
+ * in the store buffer while the scan reads the slots. */
 inline COUNT_IN(t) {
 #ifndef MUTANT_pending_first
   atomic { sbn[t] == 0 -> mem[RB] = (mem[RB] & ~BIAS) + REVOKER };
-  ST(t, RP, 1);
+  ST(t, RP, 1)
 #else
   ST(t, RP, 1);
-  atomic { sbn[t] == 0 -> mem[RB] = (mem[RB] & ~BIAS) + REVOKER };
+  atomic { sbn[t] == 0 -> mem[RB] = (mem[RB] & ~BIAS) + REVOKER }
 #endif
-  FENCE(t)
 }
 inline COUNT_OUT(t) { atomic { sbn[t] == 0 -> mem[RB] = mem[RB] - REVOKER } }
 

@@ -189,8 +189,7 @@ proctype Writer(byte t) {
      :: else ->
         A_WRUNLOCK(t);                          /* revoke without A */
         atomic { sbn[t] == 0 -> mem[RB] = (mem[RB] & ~BIAS) + REVOKER };  /* count_in (W1) */
-        ST(t, RP, 1);
-        FENCE(t);
+        ST(t, RP, 1);                           /* no fence after: the RMW is one (x86) */
         SCAN(t, r);                             /* (W2, W3) */
         A_WRLOCK(t);
         ST(t, RP, 0);                           /* rm_bravo_revoke_finish */

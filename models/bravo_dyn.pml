@@ -175,8 +175,7 @@ proctype Writer(byte t) {
      :: else ->
         A_WRUNLOCK(t);                          /* revoke without A */
         atomic { sbn[t] == 0 -> mem[RB] = (mem[RB] & ~BIAS) + REVOKER };  /* count_in (W1) */
-        ST(t, RP, 1);
-        FENCE(t);
+        ST(t, RP, 1);                           /* no fence after: the RMW is one (x86) */
         /* rm_bravo_dyn_scan: (Wc) cur, then (Wo) old */
 #ifndef MUTANT_writer_old_first
         LD(t, CUR, c);
