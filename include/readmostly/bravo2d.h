@@ -34,9 +34,10 @@
  *   row is a whole number of 128-byte cache sectors (at least 16 slots)
  *   and starts on a sector boundary.  A reader takes the row of the CPU it
  *   runs on and, in it, the column given by a hash of the lock address
- *   alone.  A revoking writer then looks at one slot per row (the lock's
- *   column) instead of at every slot of the table: 2 slots on a 2-CPU
- *   machine, where plain BRAVO scans 4096.
+ *   alone.  A revoking writer then looks at one line per row (the lock's
+ *   column and, with the second probe below, the rest of its line) instead
+ *   of at every slot of the table: 2 lines on a 2-CPU machine, where plain
+ *   BRAVO scans 4096 slots.
  *
  *   The CPU number comes from the rseq area glibc registers for every
  *   thread (glibc 2.35 and later: its cpu_id_start field, one load from the
@@ -48,19 +49,19 @@
  *   that slot's address, never recomputed from the CPU the unlock runs
  *   on).  A stale CPU number costs only locality.
  *
- *   Readers of one lock on one CPU share one slot, so while one of them
- *   holds it the others take A's read lock (a collision).  On a machine
- *   that runs one reader thread per CPU that is rare: it takes preemption
- *   inside a read section (more threads than CPUs).  Locks whose columns
- *   coincide collide the same way when one thread holds both.  With the
- *   second probe (the default; off with the attribute second_probe =
- *   RM_BRAVO2D_PROBE_OFF or READMOSTLY_BRAVO2D_PROBE2=0) readers use the column's probe group: the RM_BRAVO2D_PROBE_GROUP (8)
- *   slots of the row's 64-byte cache line that holds the column.  A reader
- *   tries first the slot of the group that a hash of its thread picks, so
- *   threads that share a CPU mostly start on different slots, and when
- *   that slot is taken, the others of the group, before it takes A.
- *   Writers then scan the whole group in every row: the line they read for
- *   the column anyway, so no more cache misses than without it.
+ *   Readers of one lock on one CPU would share one slot, so that while a
+ *   reader preempted inside its section holds it (more threads than CPUs)
+ *   the others take A's read lock (a collision).  Hence the second probe,
+ *   on by default: a lock's slots in a row are its probe group, the
+ *   RM_BRAVO2D_PROBE_GROUP (8) slots of the 64-byte cache line that holds
+ *   its column.  A reader tries first the slot of the group that a hash of
+ *   its thread picks, so threads sharing a CPU mostly start on different
+ *   slots, then the others of the group, and only then takes A.  Writers
+ *   scan the whole group in every row: the line they read for the column
+ *   anyway, so no more cache misses than one slot a row.  The attribute
+ *   second_probe = RM_BRAVO2D_PROBE_OFF (or READMOSTLY_BRAVO2D_PROBE2=0)
+ *   gives each lock one slot a row, the column.  Locks whose groups
+ *   coincide share their slots the same way.
  *
  *   NUMA sectors (section 7: "partition the visible readers table into
  *   contiguous sectors specified by the NUMA node of the reader"): on a
