@@ -823,9 +823,9 @@ __attribute__((target("avx2"))) static size_t scan_avx2(const uintptr_t *s, size
  * are all 0, read in four SSE2 loads with the ordering argument above;
  * false where there is no SIMD scan (the caller then reads each slot with
  * wait_slot's seq_cst load). */
-_Static_assert(RM_BRAVO2D_PROBE_GROUP * sizeof(uintptr_t) == 64, "a probe group is one line");
 static inline bool group_empty(const uintptr_t *g) {
 #ifdef RM_BRAVO_SIMD
+  _Static_assert(RM_BRAVO2D_PROBE_GROUP * sizeof(uintptr_t) == 64, "a probe group is one line");
   const __m128i *p = (const __m128i *)(const void *)g;
   __m128i v = _mm_or_si128(_mm_or_si128(_mm_load_si128(p), _mm_load_si128(p + 1)),
                            _mm_or_si128(_mm_load_si128(p + 2), _mm_load_si128(p + 3)));
