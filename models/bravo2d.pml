@@ -3,10 +3,11 @@
  * scan_table): the visible-readers table split into a row per CPU; a
  * reader publishes in its lock's column of the row of the CPU it believes
  * it runs on (a hint: it may be preempted or migrated at any point, so
- * the row is any row), with the second probe (PROBE2) in a second column
- * of the same row when the first slot is taken; the unlock clears the
+ * the row is any row), with the second probe (PROBE2) in any slot of the
+ * column's probe group, the thread's own first, then the others, in the
+ * same row; the unlock clears the
  * slot its token names, wherever the thread runs by then; a revoking
- * writer scans the lock's column (and the second column) in every row.
+ * writer scans the lock's column (with PROBE2, its whole group) in every row.
  * The property at stake is docs/bravo-future.md's "The ordering
  * argument": which row a reader picked, and which CPU it unlocks on, do
  * not matter.
@@ -17,9 +18,13 @@
  * times, each time in a row chosen nondeterministically (the CPU number it
  * read: stale or not), then the writer, which writes WITER times through
  * the generator's blocking write lock (bravo.pml's base writer).  The
- * table has 2 rows of 2 columns: column 0 is the lock's, column 1 its
- * second probe's (`col ^ probe2_xor`).  Two readers that pick one row
- * collide: the second takes the probe's slot (PROBE2) or A's read lock.
+ * table has 2 rows of 2 columns: column 0 is the lock's; with PROBE2 the
+ * two columns are the lock's probe group (RM_BRAVO2D_PROBE_GROUP slots in
+ * the code: the argument is the same for each slot), and a reader tries
+ * first the column its thread's offset picks (a nondeterministic choice
+ * here, `col ^ (offset & probe_mask)`), then the other.  Two readers that
+ * pick one row and one first column collide: the second takes the other
+ * slot (PROBE2) or A's read lock.
  *
  * A is a reader-preference lock in one word, as in bravo.pml (its own
  * correctness assumed); any slow reader may find the inhibit window over
@@ -33,7 +38,7 @@
  *  scan_own_row       the writer scans the column in its own CPU's row
  *                     only (row 0): a reader whose CPU hint was row 1
  *  probe2_unscanned   (PROBE2) the writer scans the lock's column, not
- *                     the second probe's
+ *                     the rest of its group
  *  unlock_recomputes  the unlock clears the lock's slot in the row of the
  *                     CPU it runs on then (chosen again), not its token's
  *                     slot: a migrated reader leaves its hold in the table
@@ -92,7 +97,7 @@ inline SLOW_BIAS(t, b, v) {
 }
 
 proctype Reader(byte t) {
-  byte b, v, row, tok, n;
+  byte b, v, row, tok, n, c;
   bool fast;
   n = 0;
   do
@@ -108,12 +113,14 @@ proctype Reader(byte t) {
         :: row = 0
         :: row = 1
         fi;
-        CAS(t, SL(row, 0), 0, LK, v);           /* (R1) */
+        c = 0;                                  /* the thread's offset in the group */
+        if :: HASP2 -> if :: c = 1 :: skip fi :: else fi;
+        CAS(t, SL(row, c), 0, LK, v);           /* (R1) */
         if
-        :: v == 0 -> tok = SL(row, 0)
+        :: v == 0 -> tok = SL(row, c)
         :: v != 0 && HASP2 ->
-           CAS(t, SL(row, 1), 0, LK, v);        /* (R1') the second probe */
-           if :: v == 0 -> tok = SL(row, 1) :: else fi
+           CAS(t, SL(row, 1 - c), 0, LK, v);    /* (R1') the rest of the group */
+           if :: v == 0 -> tok = SL(row, 1 - c) :: else fi
         :: else
         fi;
         if
@@ -158,8 +165,11 @@ proctype Reader(byte t) {
 }
 
 /* scan_table over a 2D table, mode WAIT: the lock's column in every row
- * (and the second column with the probe): one wait per slot while it
- * holds the lock. */
+ * (its whole group with the probe): one wait per slot while it holds the
+ * lock.  The code reads a group in vector loads first and waits slot by
+ * slot only on a group with a nonzero slot; a vector load stands for the
+ * seq_cst loads modelled here by x86-TSO's ordering of loads after W1's
+ * locked instruction (src/bravo.c, the flat scan's ordering note). */
 inline SCAN(t, r) {
   r = 0;
   do

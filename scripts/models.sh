@@ -88,7 +88,7 @@ runs=(
   "bravo2d.probe2|bravo2d.pml|-DPROBE2 -DNR=3|pass|"
   "bravo2d.probe2_2s|bravo2d.pml|-DPROBE2 -DRITER=2|pass|"
   "bravo2d~scan_own_row|bravo2d.pml|-DMUTANT_scan_own_row|fail|a reader whose CPU hint was another row publishes where the scan does not look|assert"
-  "bravo2d~probe2_unscanned|bravo2d.pml|-DPROBE2 -DMUTANT_probe2_unscanned|fail|a reader that collided publishes in the second column, which the scan skips|assert"
+  "bravo2d~probe2_unscanned|bravo2d.pml|-DPROBE2 -DMUTANT_probe2_unscanned|fail|a reader publishes in another slot of the group, which the scan skips|assert"
   "bravo2d~unlock_recomputes|bravo2d.pml|-DMUTANT_unlock_recomputes|fail|a migrated reader's unlock clears the slot of the row it runs on now: its hold stays in the table and the writer waits for ever|end"
   "bravo_dyn|bravo_dyn.pml||pass|"
   "bravo_dyn.2w|bravo_dyn.pml|-DWITER=2|pass|"

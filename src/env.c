@@ -80,19 +80,21 @@ size_t rm_env_pow2(const char *name, size_t lo, size_t hi, size_t def) {
   return p;
 }
 
-bool rm_env_flag(const char *name) {
+bool rm_env_bool(const char *name, bool def) {
   static const char *const no[] = {"0", "no", "off", "false"};
   static const char *const yes[] = {"1", "yes", "on", "true"};
   const char *v = env_value(name);
-  if (!v) return false;
+  if (!v) return def;
   for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
     if (strcasecmp(v, no[i]) == 0) return false;
     if (strcasecmp(v, yes[i]) == 0) return true;
   }
   rm_env_report(name, v, "is not valid: want 0 or 1 (or no/yes, off/on, false/true)",
-                "0 (the default)");
-  return false;
+                def ? "1 (the default)" : "0 (the default)");
+  return def;
 }
+
+bool rm_env_flag(const char *name) { return rm_env_bool(name, false); }
 
 int rm_env_choice(const char *name, const char *const *choices, int def) {
   const char *v = env_value(name);

@@ -51,6 +51,8 @@ long long rm_env_int(const char *name, long long lo, long long hi, long long def
 size_t rm_env_pow2(const char *name, size_t lo, size_t hi, size_t def);
 /* A flag; false when unset, empty or not valid. */
 bool rm_env_flag(const char *name);
+/* A flag; def when unset, empty or not valid. */
+bool rm_env_bool(const char *name, bool def);
 /* The index of the value in the NULL-terminated list `choices`; def when
  * unset, empty or not in the list. */
 int rm_env_choice(const char *name, const char *const *choices, int def);

@@ -153,13 +153,15 @@ struct rm_bravo_table {
   uint32_t n;         /* inhibit multiplier N */
   /* BRAVO-2D geometry (readmostly/bravo2d.h), written with mask before the
    * table is published; all 0 in a flat table.  row_shift: log2 of the
-   * slots in a row (0: the table is flat); row_mask: rows - 1; probe2_xor:
-   * the second probe's column is the first one XOR this (0: no second
-   * probe); rseq_off: the offset of glibc's rseq area from the thread
-   * pointer (0: the CPU number comes from sched_getcpu()). */
+   * slots in a row (0: the table is flat); row_mask: rows - 1; probe_mask:
+   * with the second probe, the slots of a probe group - 1
+   * (RM_BRAVO2D_PROBE_GROUP - 1): a reader may install in the column XOR
+   * any j <= probe_mask (0: no second probe, the column alone); rseq_off:
+   * the offset of glibc's rseq area from the thread pointer (0: the CPU
+   * number comes from sched_getcpu()). */
   uint32_t row_shift;
   uint32_t row_mask;
-  uint32_t probe2_xor;
+  uint32_t probe_mask;
   uint32_t dynamic; /* 1: the resizable family's (readmostly/bravo_dyn.h);
                      * its slots and mask are not used for indexing */
   intptr_t rseq_off;

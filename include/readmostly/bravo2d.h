@@ -17,7 +17,7 @@
  *   // Optional, before the first BRAVO-2D lock is used:
  *   struct rm_bravo2d_attr a;
  *   rm_bravo2d_attr_init(&a);
- *   a.second_probe = 1;
+ *   a.second_probe = RM_BRAVO2D_PROBE_OFF;
  *   int e = rm_bravo2d_configure(&a);     // 0, EINVAL, ENOTSUP, EBUSY, ENOMEM
  *
  * DESCRIPTION
@@ -34,9 +34,10 @@
  *   row is a whole number of 128-byte cache sectors (at least 16 slots)
  *   and starts on a sector boundary.  A reader takes the row of the CPU it
  *   runs on and, in it, the column given by a hash of the lock address
- *   alone.  A revoking writer then looks at one slot per row (the lock's
- *   column) instead of at every slot of the table: 2 slots on a 2-CPU
- *   machine, where plain BRAVO scans 4096.
+ *   alone.  A revoking writer then looks at one line per row (the lock's
+ *   column and, with the second probe below, the rest of its line) instead
+ *   of at every slot of the table: 2 lines on a 2-CPU machine, where plain
+ *   BRAVO scans 4096 slots.
  *
  *   The CPU number comes from the rseq area glibc registers for every
  *   thread (glibc 2.35 and later: its cpu_id_start field, one load from the
@@ -48,15 +49,19 @@
  *   that slot's address, never recomputed from the CPU the unlock runs
  *   on).  A stale CPU number costs only locality.
  *
- *   Readers of one lock on one CPU share one slot, so while one of them
- *   holds it the others take A's read lock (a collision).  On a machine
- *   that runs one reader thread per CPU that is rare: it takes preemption
- *   inside a read section (more threads than CPUs).  Locks whose columns
- *   coincide collide the same way when one thread holds both.  With the
- *   second probe (attribute second_probe, or READMOSTLY_BRAVO2D_PROBE2=1)
- *   a reader that finds its slot taken tries one more, in the same row,
- *   in the column XOR half the row length, before it takes A; writers then
- *   scan both columns (two slots per row).
+ *   Readers of one lock on one CPU would share one slot, so that while a
+ *   reader preempted inside its section holds it (more threads than CPUs)
+ *   the others take A's read lock (a collision).  Hence the second probe,
+ *   on by default: a lock's slots in a row are its probe group, the
+ *   RM_BRAVO2D_PROBE_GROUP (8) slots of the 64-byte cache line that holds
+ *   its column.  A reader tries first the slot of the group that a hash of
+ *   its thread picks, so threads sharing a CPU mostly start on different
+ *   slots, then the others of the group, and only then takes A.  Writers
+ *   scan the whole group in every row: the line they read for the column
+ *   anyway, so no more cache misses than one slot a row.  The attribute
+ *   second_probe = RM_BRAVO2D_PROBE_OFF (or READMOSTLY_BRAVO2D_PROBE2=0)
+ *   gives each lock one slot a row, the column.  Locks whose groups
+ *   coincide share their slots the same way.
  *
  *   NUMA sectors (section 7: "partition the visible readers table into
  *   contiguous sectors specified by the NUMA node of the reader"): on a
@@ -74,7 +79,9 @@
  *                             max(4096, 32 x CPUs) as for the flat table
  *     unsigned rows;          a power of two, 1 to 65536; 0: the CPUs,
  *                             rounded up to a power of two
- *     unsigned second_probe;  0 or 1 (READMOSTLY_BRAVO2D_PROBE2)
+ *     unsigned second_probe;  RM_BRAVO2D_PROBE_DEFAULT (0: on unless
+ *                             READMOSTLY_BRAVO2D_PROBE2=0),
+ *                             RM_BRAVO2D_PROBE_ON, RM_BRAVO2D_PROBE_OFF
  *     unsigned cpu_source;    RM_BRAVO2D_CPU_AUTO (rseq if glibc registered
  *                             it, else sched_getcpu), RM_BRAVO2D_CPU_RSEQ,
  *                             RM_BRAVO2D_CPU_GETCPU
@@ -113,7 +120,7 @@
  *   Lock functions: as in readmostly/bravo.h.  rm_bravo2d_attr_init: 0, or
  *   EINVAL for NULL.  rm_bravo2d_configure: 0; EINVAL for NULL, a slot or
  *   row count that is not a power of two or out of range, rows of fewer
- *   than 16 slots, second_probe above 1, an unknown cpu_source, a nodes
+ *   than 16 slots, an unknown second_probe or cpu_source, a nodes
  *   string that does not parse; ENOTSUP for
  *   RM_BRAVO2D_CPU_RSEQ when glibc registered no rseq area (or the
  *   architecture has no reader for it); EBUSY when the table exists
@@ -134,7 +141,7 @@ extern "C" {
 #endif
 
 /* The BRAVO-2D table (geometry in the fields row_shift, row_mask,
- * probe2_xor and rseq_off of struct rm_bravo_table). */
+ * probe_mask and rseq_off of struct rm_bravo_table). */
 extern RM_API struct rm_bravo_table rm_bravo2d_table;
 
 struct rm_bravo2d_attr {
@@ -146,11 +153,18 @@ struct rm_bravo2d_attr {
 };
 /* At most this many node groups in a layout. */
 #define RM_BRAVO2D_NODES_MAX 64u
+#define RM_BRAVO2D_PROBE_DEFAULT 0u
+#define RM_BRAVO2D_PROBE_ON 1u
+#define RM_BRAVO2D_PROBE_OFF 2u
 #define RM_BRAVO2D_CPU_AUTO 0u
 #define RM_BRAVO2D_CPU_RSEQ 1u
 #define RM_BRAVO2D_CPU_GETCPU 2u
 /* The shortest row: one cache sector of slots. */
 #define RM_BRAVO2D_ROW_MIN (RM_CACHE_SECTOR / sizeof(uintptr_t))
+/* The second probe's group: the slots of one 64-byte cache line, aligned
+ * (a power of two, at most RM_BRAVO2D_ROW_MIN, so a group never leaves its
+ * row). */
+#define RM_BRAVO2D_PROBE_GROUP 8u
 
 RM_API int rm_bravo2d_attr_init(struct rm_bravo2d_attr *a);
 RM_API int rm_bravo2d_configure(const struct rm_bravo2d_attr *a);
@@ -158,7 +172,7 @@ RM_API int rm_bravo2d_get_attr(struct rm_bravo2d_attr *out);
 /* A private BRAVO-2D table (one per lock, for the benchmarks' revocation
  * experiment): `slots` slots (rounded up to a power of two, at least one
  * sector a row) in `rows` rows (0: the CPUs), the CPU number as the shared
- * table takes it, second probe 0 or 1.  0, EINVAL, ENOMEM.  Freed with
+ * table takes it, second_probe as the attribute.  0, EINVAL, ENOMEM.  Freed with
  * rm_bravo_table_private_destroy(). */
 RM_API int rm_bravo2d_table_private_init(struct rm_bravo_table *t, size_t slots, unsigned rows,
                                          unsigned second_probe);
@@ -181,6 +195,16 @@ RM_API long rm_bravo2d_row_of_cpu(unsigned cpu);
  * addresses a few cache lines apart land in unrelated columns. */
 RM_INLINE uint32_t rm_bravo2d_column(const void *lock, uint32_t row_shift) {
   return (uint32_t)(((uint64_t)(uintptr_t)lock * 0x9E3779B97F4A7C15ull) >> (64u - row_shift));
+}
+
+/* Where in the column's probe group the calling thread tries first, when
+ * the table has a second probe (masked with probe_mask; 0 without it):
+ * three bits of a Fibonacci hash of the thread's identity, so that threads
+ * sharing a CPU start on different slots of the group and a thread
+ * preempted inside its section does not make the next one's first CAS
+ * fail. */
+RM_INLINE uint32_t rm_bravo2d_thread_offset(void) {
+  return (uint32_t)(((uint64_t)rm_thread_identity() * 0x9E3779B97F4A7C15ull) >> 61);
 }
 
 /* The CPU the caller runs on, as a hint (see DESCRIPTION): rseq's
@@ -219,10 +243,10 @@ RM_INLINE uint32_t rm_bravo2d_row(const struct rm_bravo_table *t) {
  * (seq_cst clear of the bias, then a full fence) and W2 (its seq_cst scan
  * loads).  The Dekker argument does not care which slot R1 wrote, only
  * that the writer's scan reads it: the writer reads this lock's column in
- * every row, and, with the second probe, the second column too, so a slot
- * in any row (whatever CPU the reader thought it was on) is covered.  R1'
- * (the second probe's CAS) is an R1 of its own: whichever CAS succeeded is
- * ordered before R2.  (Model: models/bravo2d.pml, docs/models-bravo.md.)
+ * every row, and, with the second probe, the rest of its probe group too,
+ * so a slot in any row (whatever CPU the reader thought it was on) is
+ * covered.  R1' (a CAS of the second probe) is an R1 of its own: whichever
+ * CAS succeeded is ordered before R2.  (Model: models/bravo2d.pml, docs/models-bravo.md.)
  */
 /* After a CAS (R1 or R1') installed b in *slot: the re-check (R2). */
 RM_INLINE int rm_bravo2d_read_installed(struct rm_bravo_bias *b, uintptr_t *slot,
@@ -245,21 +269,26 @@ RM_INLINE int rm_bravo2d_read_installed(struct rm_bravo_bias *b, uintptr_t *slot
 }
 
 /* The first slot was taken: the second probe (R1'), when the table has
- * one.  The slot it installed b in, or NULL.  Out of line, and given no
- * pointer into the caller's frame: inlined, gcc merged the two CASes'
- * outcomes into one value that it materialized after the first CAS; given
- * the token's address, it kept the token on the stack; either cost the
- * fast read pair 5% (158 against 166 M pairs a second at 1 thread). */
+ * one: the other slots of the column's probe group, in order.  A plain
+ * load first skips a slot that is visibly taken without a locked
+ * operation (only the CAS installs; a stale zero only costs a failed CAS).
+ * The slot it installed b in, or NULL.  Out of line, and given no pointer
+ * into the caller's frame: inlined, gcc merged the two CASes' outcomes into
+ * one value that it materialized after the first CAS; given the token's
+ * address, it kept the token on the stack; either cost the fast read pair
+ * 5% (158 against 166 M pairs a second at 1 thread). */
 static RM_NOINLINE __attribute__((unused)) uintptr_t *
 rm_bravo2d_read_probe2(struct rm_bravo_bias *b, const struct rm_bravo_table *t, uintptr_t *row,
                        uint32_t col) {
-  uint32_t x = t->probe2_xor;
-  if (!x) return NULL;
-  uintptr_t *slot = row + (col ^ x);
-  uintptr_t expected = 0;
-  if (!rm_atomic_cas_seq_cst(slot, &expected, (uintptr_t)b)) /* (R1') */
-    return NULL;
-  return slot;
+  uint32_t m = t->probe_mask;
+  for (uint32_t j = 1; j <= m; j++) {
+    uintptr_t *slot = row + (col ^ j);
+    if (rm_atomic_load_relaxed(slot) != 0) continue;
+    uintptr_t expected = 0;
+    if (rm_atomic_cas_seq_cst(slot, &expected, (uintptr_t)b)) /* (R1') */
+      return slot;
+  }
+  return NULL;
 }
 
 RM_INLINE int rm_bravo2d_read_fast_body(struct rm_bravo_bias *b, struct rm_bravo_table *t,
@@ -271,7 +300,9 @@ RM_INLINE int rm_bravo2d_read_fast_body(struct rm_bravo_bias *b, struct rm_bravo
    * had acquired; R0 acquires S1. */
   uint32_t rs = t->row_shift;
   uintptr_t *row = t->slots + ((uintptr_t)rm_bravo2d_row(t) << rs);
-  uint32_t col = rm_bravo2d_column(b, rs);
+  /* The lock's column, moved inside its probe group by the thread's
+   * offset when there is a second probe (the group is the same). */
+  uint32_t col = rm_bravo2d_column(b, rs) ^ (rm_bravo2d_thread_offset() & t->probe_mask);
   uintptr_t *slot = row + col;
   uintptr_t expected = 0;
   RM_DEBUG_YIELD();
