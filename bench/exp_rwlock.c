@@ -1062,6 +1062,33 @@ static void exp_scan(const struct bench_exp *e) {
       }
     }
     free(t);
+    /* method=2d: what a BRAVO-2D writer scans instead, the lock's column
+     * (its probe group, with the second probe, the default) in every row
+     * of a 2D table of the same size, through rm_bravo_wait_unheld (the
+     * revocation's scan without its clock reads and RMWs).  4 slots hold
+     * other locks, as above; none holds this one, so no scan waits. */
+    if (strcmp(want, "all") != 0 && strcmp(want, "2d") != 0) continue;
+    struct rm_bravo_table t2;
+    memset(&t2, 0, sizeof t2);
+    if (rm_bravo2d_table_private_init(&t2, n, 0, RM_BRAVO2D_PROBE_DEFAULT) != 0)
+      bench_fatal("out of memory");
+    size_t n2 = (size_t)t2.mask + 1;
+    for (int k = 1; k <= 4; k++) t2.slots[n2 * (size_t)k / 5] = (uintptr_t)0x1000 * (uintptr_t)k;
+    static struct rm_bravo_bias own; /* never published: no slot holds it */
+    snprintf(par, sizeof par, "slots=%zu;method=2d", n);
+    for (int rep = 1; rep <= O.reps; rep++) {
+      uint64_t iters = 0, t0 = rm_now_ns(), t1;
+      uint64_t end = t0 + (uint64_t)(O.duration * 1e9);
+      do {
+        for (int k = 0; k < 64; k++)
+          if (rm_bravo_wait_unheld(&own, &t2, RM_BRAVO_REVOKE_WAIT, 0, NULL) != 0)
+            bench_fatal("the 2D scan failed");
+        iters += 64;
+        t1 = rm_now_ns();
+      } while (O.iterations ? iters < O.iterations : t1 < end);
+      emit("table", 1, par, rep, "ns_per_scan", (double)(t1 - t0) / (double)iters, "ns");
+    }
+    rm_bravo_table_private_destroy(&t2);
   }
 }
 
@@ -1101,7 +1128,8 @@ static const struct bench_param p_dyn_table[] = {
     BENCH_PARAM_END};
 static const struct bench_param p_scan[] = {
     {"slots", BENCH_P_UINTS, "4096,16384,65536", 16, 1u << 24, NULL, "slots in the table"},
-    {"method", BENCH_P_CHOICE, "all", 0, 0, "all|plain|sse2|avx2", "which scans to time"},
+    {"method", BENCH_P_CHOICE, "all", 0, 0, "all|plain|sse2|avx2|2d",
+     "which scans to time (2d: a BRAVO-2D table's column, every row)"},
     BENCH_PARAM_END};
 
 #define LOCKS {&bench_locks, NULL}
@@ -1128,7 +1156,7 @@ static const struct bench_exp rwlock_exps[] = {
      BENCH_IMPL_READ_ONLY, "has no write lock", p_revoke_tail, true, exp_revoke_tail, 0},
     {"dyn_table", "BRAVO's resizable table: collisions and revocation cost by size, and the policy",
      LOCKS, 0, NULL, p_dyn_table, true, exp_dyn_table, 0},
-    {"scan", "BRAVO's flat-table revocation scan alone (4 of N slots taken): ns per scan",
+    {"scan", "BRAVO's revocation scan alone, flat table or 2D column (4 of N slots taken): ns per scan",
      LOCKS, 0, NULL, p_scan, false, exp_scan, 0},
 };
 const struct bench_family bench_rwlock_family = {"rwlock", rwlock_exps,

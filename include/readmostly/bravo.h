@@ -642,7 +642,8 @@ RM_API bool rm_bravo_release_foreign(struct rm_bravo_bias *b, struct rm_bravo_ta
 
 /* Wait until no slot of t holds b, as a revoking writer's scan does (W2,
  * W3) but without touching the bias: every slot of a flat table, b's
- * column(s) in every row of a BRAVO-2D one.  mode RM_BRAVO_REVOKE_WAIT,
+ * column (its probe group, with the second probe) in every row of a
+ * BRAVO-2D one.  mode RM_BRAVO_REVOKE_WAIT,
  * or RM_BRAVO_REVOKE_TIMED (ETIMEDOUT when abstime passes).  0 when done. */
 RM_API int rm_bravo_wait_unheld(struct rm_bravo_bias *b, struct rm_bravo_table *t, int mode,
                                 int clk, const struct timespec *abstime);
