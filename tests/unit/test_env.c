@@ -146,6 +146,29 @@ static void test_flag(void) {
                            "(or no/yes, off/on, false/true); using 0 (the default)\n");
 }
 
+/* A flag whose default is on (READMOSTLY_BRAVO2D_PROBE2): unset or empty
+ * keeps the default, and a value that is not a flag says so. */
+static void test_bool_default_on(void) {
+  unsetenv(VAR);
+  capture_begin();
+  CHECK(rm_env_bool(VAR, true));
+  setenv(VAR, "", 1);
+  CHECK(rm_env_bool(VAR, true));
+  setenv(VAR, "off", 1);
+  CHECK(!rm_env_bool(VAR, true));
+  setenv(VAR, "0", 1);
+  CHECK(!rm_env_bool(VAR, true));
+  setenv(VAR, "1", 1);
+  CHECK(rm_env_bool(VAR, true));
+  CHECK_EQ(strlen(capture_end()), 0);
+  setenv(VAR, "2", 1);
+  capture_begin();
+  CHECK(rm_env_bool(VAR, true));
+  CHECK_HAS(capture_end(), "readmostly: " VAR "=2 is not valid: want 0 or 1 "
+                           "(or no/yes, off/on, false/true); using 1 (the default)\n");
+  unsetenv(VAR);
+}
+
 static void test_choice(void) {
   static const char *const modes[] = {"bravo", "passthrough", "prwlock", NULL};
   setenv(VAR, "prwlock", 1);
@@ -233,6 +256,7 @@ int main(int argc, char **argv) {
   test_int();
   test_pow2();
   test_flag();
+  test_bool_default_on();
   test_choice();
   test_library_variables();
   TEST_MAIN_END();
