@@ -166,7 +166,8 @@ static void test_contract(void) {
     CHECK_EQ(row_of(t), (unsigned)rm_bravo2d_row_of_cpu(0));
   }
   /* A second read of the same lock by the same thread on the same CPU
-   * collides with the first: it takes A (no second probe by default). */
+   * collides with the first: it takes A (without the second probe:
+   * --no-probe2). */
   if (pinned && rm_bravo2d_table.probe_mask == 0) {
     rm_token_t t2;
     CHECK_ERR(rm_bravo2d_ba_read_lock(&lk, &t2), 0);
