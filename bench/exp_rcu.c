@@ -359,6 +359,20 @@ static void check_mode(size_t idx) {
 }
 
 /* ---- experiments ------------------------------------------------------------------ */
+/* rcu_read's inner pairs of every impl, O.reps times, as `metric`: with an
+ * empty section body, or an opaque one. */
+static void rr_inner_rows(bool opaque, const char *metric) {
+  for (int rep = 1; rep <= O.reps; rep++)
+    for (int i = 0; i < O.nimpl; i++) {
+      size_t k = O.impl[i].idx;
+      rcu_fns[k].reg();
+      double ns = opaque ? rcu_fns[k].nested_opaque(O.iterations, O.duration)
+                         : rcu_fns[k].nested(O.iterations, O.duration);
+      rcu_fns[k].unreg();
+      emit(O.impl[i].name, 1, "", rep, metric, ns, "ns");
+    }
+}
+
 static void exp_rcu_read(const struct bench_exp *e) {
   (void)e;
   /* nested=1: inner pairs only (with --iterations, counting instructions
@@ -373,25 +387,13 @@ static void exp_rcu_read(const struct bench_exp *e) {
       rcu_fns[k].unreg();
       emit(O.impl[i].name, 1, "", rep, "ns_per_read_pair", ns, "ns");
     }
-  /* Inner pairs, inside an outer section of the same flavour. */
-  for (int rep = 1; rep <= O.reps && nested != 0; rep++)
-    for (int i = 0; i < O.nimpl; i++) {
-      size_t k = O.impl[i].idx;
-      rcu_fns[k].reg();
-      double ns = rcu_fns[k].nested(O.iterations, O.duration);
-      rcu_fns[k].unreg();
-      emit(O.impl[i].name, 1, "", rep, "ns_per_nested_pair", ns, "ns");
-    }
-  /* The same inner pairs around an opaque section body (not with
-   * --iterations: a counted run measures one kind of pair). */
-  for (int rep = 1; rep <= O.reps && nested != 0 && !O.iterations; rep++)
-    for (int i = 0; i < O.nimpl; i++) {
-      size_t k = O.impl[i].idx;
-      rcu_fns[k].reg();
-      double ns = rcu_fns[k].nested_opaque(O.iterations, O.duration);
-      rcu_fns[k].unreg();
-      emit(O.impl[i].name, 1, "", rep, "ns_per_nested_pair_opaque", ns, "ns");
-    }
+  /* Inner pairs, inside an outer section of the same flavour; then the
+   * same around an opaque section body (not with --iterations: a counted
+   * run measures one kind of pair). */
+  if (nested != 0) {
+    rr_inner_rows(false, "ns_per_nested_pair");
+    if (!O.iterations) rr_inner_rows(true, "ns_per_nested_pair_opaque");
+  }
   if (O.iterations) return; /* counting instructions: the pairs only */
   for (int ti = 0; ti < O.nthreads; ti++) {
     int n = O.threads[ti];
