@@ -777,8 +777,9 @@ static size_t scan_plain(const uintptr_t *s, size_t i, size_t n) {
 }
 
 #ifdef RM_BRAVO_SIMD
-/* 8 slots (one 64-byte line) a step; s is page-aligned, so the steps from
- * an index that is a multiple of 8 are line-aligned. */
+/* 8 slots (one 64-byte line) a step; s is 64-byte aligned (a flat table's
+ * pages, or a BRAVO-2D probe group's line), so the steps from an index that
+ * is a multiple of 8 are line-aligned. */
 static size_t scan_sse2(const uintptr_t *s, size_t i, size_t n) {
   while (i < n && (i & 7u)) {
     if (s[i]) return i;
@@ -820,18 +821,14 @@ __attribute__((target("avx2"))) static size_t scan_avx2(const uintptr_t *s, size
 #endif
 
 /* Whether the 8 slots of a BRAVO-2D probe group (one 64-byte aligned line)
- * are all 0, read in four SSE2 loads with the ordering argument above;
+ * are all 0, read by the SSE2 scan in four loads, with its ordering;
  * false where there is no SIMD scan (the caller then reads each slot with
  * wait_slot's seq_cst load). */
 static inline bool group_empty(const uintptr_t *g) {
 #ifdef RM_BRAVO_SIMD
+  /* One step of the SSE2 scan: the group is one aligned line. */
   _Static_assert(RM_BRAVO2D_PROBE_GROUP * sizeof(uintptr_t) == 64, "a probe group is one line");
-  const __m128i *p = (const __m128i *)(const void *)g;
-  __m128i v = _mm_or_si128(_mm_or_si128(_mm_load_si128(p), _mm_load_si128(p + 1)),
-                           _mm_or_si128(_mm_load_si128(p + 2), _mm_load_si128(p + 3)));
-  bool empty = _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_setzero_si128())) == 0xFFFF;
-  __atomic_thread_fence(__ATOMIC_ACQUIRE);
-  return empty;
+  return scan_sse2(g, 0, RM_BRAVO2D_PROBE_GROUP) == RM_BRAVO2D_PROBE_GROUP;
 #else
   (void)g;
   return false;
