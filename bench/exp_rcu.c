@@ -66,6 +66,24 @@ struct rcu_shared {
  * makes it reload nothing: zero instructions. */
 #define SECTION_BODY() __asm__ __volatile__("")
 
+/* Code placement.  The loop of one read pair is 30 to 60 bytes, and how
+ * many cycles an iteration takes can depend on where it lies in the
+ * instruction cache's 64-byte lines, which the linker decides: a change
+ * anywhere in the binary moved liburcu's nested pair from 0.32 to 0.62 ns
+ * (one cycle to two) and back.  rcu_read therefore compiles each of its
+ * loops RR_PLACES times, copy P preceded (outside its loops, run once) by
+ * P bytes of padding after a 64-byte boundary, so that the copies put the
+ * loop at offsets spread over a line (the compiler's own loop alignment,
+ * to 16 or 8 bytes, applies after the padding), and reports the mean over
+ * the copies: the pair's cost at a placement chosen at random, as in a
+ * program that inlines it.  --param placements=1 also prints each copy's
+ * time. */
+#define RR_PLACES 16
+#define RR_OFFSETS(X, A) \
+  X(A, 0) X(A, 4) X(A, 8) X(A, 12) X(A, 16) X(A, 20) X(A, 24) X(A, 28) \
+  X(A, 32) X(A, 36) X(A, 40) X(A, 44) X(A, 48) X(A, 52) X(A, 56) X(A, 60)
+#define RR_PLACE(P) __asm__ __volatile__(".p2align 6\n\t.skip " #P ", 0x90")
+
 /* rcu_read's read pair on the calling thread: blocks of 4096 sections, one
  * quiescent announcement per block. */
 AI double rr_pair_body(uint64_t iters, double secs, v_fn rl, v_fn ru, v_fn qs) {
@@ -284,24 +302,31 @@ AI void *batch_writer_body(struct tctx *c, v_fn sync) {
 
 /* ---- instantiation ------------------------------------------------------------ */
 struct rcu_fns {
-  double (*pair)(uint64_t, double);
-  double (*nested)(uint64_t, double);
-  double (*nested_opaque)(uint64_t, double);
+  double (*pair[RR_PLACES])(uint64_t, double);
+  double (*nested[RR_PLACES])(uint64_t, double);
+  double (*nested_opaque[RR_PLACES])(uint64_t, double);
   bench_thread_fn reader, deref_reader, sleepy, idle, caller, writer;
   void (*reg)(void);
   void (*unreg)(void);
 };
 
-#define RCU_INSTANTIATE(ID, NAME, FL, ENV)                                                  \
-  static double ID##_pair(uint64_t it, double s) {                                          \
+/* The copies of rcu_read's loops for one flavour and one placement. */
+#define RR_PLACED(ID, P)                                                                    \
+  static double ID##_pair##P(uint64_t it, double s) {                                       \
+    RR_PLACE(P);                                                                            \
     return rr_pair_body(it, s, ID##_read_lock, ID##_read_unlock, ID##_quiescent);           \
   }                                                                                         \
-  static double ID##_nested(uint64_t it, double s) {                                        \
+  static double ID##_nested##P(uint64_t it, double s) {                                     \
+    RR_PLACE(P);                                                                            \
     return rr_nested_body(it, s, ID##_read_lock, ID##_read_unlock, ID##_quiescent, false);  \
   }                                                                                         \
-  static double ID##_nested_opaque(uint64_t it, double s) {                                 \
+  static double ID##_nested_opaque##P(uint64_t it, double s) {                              \
+    RR_PLACE(P);                                                                            \
     return rr_nested_body(it, s, ID##_read_lock, ID##_read_unlock, ID##_quiescent, true);   \
-  }                                                                                         \
+  }
+
+#define RCU_INSTANTIATE(ID, NAME, FL, ENV)                                                  \
+  RR_OFFSETS(RR_PLACED, ID)                                                                \
   static void *ID##_reader(void *a) {                                                       \
     return rr_reader_body((struct tctx *)a, ID##_read_lock, ID##_read_unlock, ID##_quiescent, \
                           ID##_register, ID##_unregister);                                  \
@@ -324,8 +349,13 @@ struct rcu_fns {
   }
 RCU_FLAVORS(RCU_INSTANTIATE)
 
+#define RR_PAIR_FN(ID, P) ID##_pair##P,
+#define RR_NESTED_FN(ID, P) ID##_nested##P,
+#define RR_OPAQUE_FN(ID, P) ID##_nested_opaque##P,
 #define RCU_ENTRY(ID, NAME, FL, ENV)                                                         \
-  {ID##_pair, ID##_nested, ID##_nested_opaque, ID##_reader, ID##_deref_reader, ID##_sleepy, ID##_idle, ID##_caller, ID##_writer, \
+  {{RR_OFFSETS(RR_PAIR_FN, ID)}, {RR_OFFSETS(RR_NESTED_FN, ID)},                              \
+   {RR_OFFSETS(RR_OPAQUE_FN, ID)},                                                          \
+   ID##_reader, ID##_deref_reader, ID##_sleepy, ID##_idle, ID##_caller, ID##_writer, \
    ID##_register, ID##_unregister},
 static const struct rcu_fns rcu_fns[] = {RCU_FLAVORS(RCU_ENTRY)};
 
@@ -359,6 +389,23 @@ static void check_mode(size_t idx) {
 }
 
 /* ---- experiments ------------------------------------------------------------------ */
+/* One pair's time, the mean over the placements of its loop (see
+ * RR_PLACE), each run for a share of the duration.  A counted run
+ * (--iterations) runs the first copy only: the instructions do not depend
+ * on the placement. */
+static double rr_placed(double (*const fn[RR_PLACES])(uint64_t, double), const char *impl,
+                        const char *metric) {
+  if (O.iterations) return fn[0](O.iterations, O.duration);
+  bool rows = bench_param_uint("placements") != 0;
+  double sum = 0;
+  for (int p = 0; p < RR_PLACES; p++) {
+    double ns = fn[p](0, O.duration / RR_PLACES);
+    if (rows) fprintf(stderr, "# %s %s placement +%d: %.4g ns\n", impl, metric, p * 4, ns);
+    sum += ns;
+  }
+  return sum / RR_PLACES;
+}
+
 /* rcu_read's inner pairs of every impl, O.reps times, as `metric`: with an
  * empty section body, or an opaque one. */
 static void rr_inner_rows(bool opaque, const char *metric) {
@@ -366,8 +413,8 @@ static void rr_inner_rows(bool opaque, const char *metric) {
     for (int i = 0; i < O.nimpl; i++) {
       size_t k = O.impl[i].idx;
       rcu_fns[k].reg();
-      double ns = opaque ? rcu_fns[k].nested_opaque(O.iterations, O.duration)
-                         : rcu_fns[k].nested(O.iterations, O.duration);
+      double ns = rr_placed(opaque ? rcu_fns[k].nested_opaque : rcu_fns[k].nested,
+                            O.impl[i].name, metric);
       rcu_fns[k].unreg();
       emit(O.impl[i].name, 1, "", rep, metric, ns, "ns");
     }
@@ -383,7 +430,7 @@ static void exp_rcu_read(const struct bench_exp *e) {
       size_t k = O.impl[i].idx;
       check_mode(k);
       rcu_fns[k].reg();
-      double ns = rcu_fns[k].pair(O.iterations, O.duration);
+      double ns = rr_placed(rcu_fns[k].pair, O.impl[i].name, "ns_per_read_pair");
       rcu_fns[k].unreg();
       emit(O.impl[i].name, 1, "", rep, "ns_per_read_pair", ns, "ns");
     }
@@ -551,6 +598,8 @@ static const struct bench_param p_grace_period[] = {
 static const struct bench_param p_rcu_read[] = {
     {"nested", BENCH_P_UINT, "2", 0, 2, NULL,
      "0: outermost pairs, 1: inner pairs (inside an outer section), 2: both"},
+    {"placements", BENCH_P_UINT, "0", 0, 1, NULL,
+     "1: also print (to stderr) each code placement's time of every pair"},
     BENCH_PARAM_END};
 static const struct bench_param p_rcu_batch[] = {
     {"batch", BENCH_P_UINTS, "1,10,100,1000,10000", 1, 1000000, NULL,
