@@ -192,12 +192,13 @@ awk -F, '!/^#/ && $1 != "experiment" && NF >= 7 { k = $1 "," $2 "," $3 "," $4 ",
 # The most a cell's plain-BRAVO repetitions may scatter for the cell to be
 # judged: the check asks for 3%, which a median of a few repetitions that
 # vary by more than this cannot resolve (on 2 CPUs the oversubscribed cells
-# scatter by 20 to 190%, the others by under 4%).
+# over BA scatter by 10 to 190%, the 1- and 2-thread cells by 1 to 20%).
 SPREAD_MAX=0.10
 # The lowest RWBench 2D / plain ratio over the cells whose plain BRAVO
 # scattered by at most SPREAD_MAX, and its cell, then the cells left out
-# ("ratio,impl T=t P=p,left" with left "K cells, spread a-b%" or "none";
-# "-,none,..." when no cell qualifies): the section shows it and
+# ("ratio,impl T=t P=p,left", left "K cells left out (plain BRAVO spread
+# a-b%)" or "no cell left out"; "-,none,left" when no cell qualifies): the
+# section shows it and
 # scripts/report.sh judges it (the issue's "no cell more than 3% slower").
 awk -F, -v smax="$SPREAD_MAX" 'FNR == NR { if ($1 == "rwbench" && $5 == "ops_per_sec") s[$2 "|" $3 "|" $4] = $6; next }
   $1 == "rwbench" && $5 == "ops_per_sec" { v[$2 "|" $3 "|" $4] = $6 }
