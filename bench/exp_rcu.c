@@ -5,7 +5,9 @@
  * qsbr.
  *
  *   rcu_read      ns_per_read_pair: one thread, read_lock + read_unlock
- *                 pairs (--iterations N: exactly N, for callgrind);
+ *                 pairs, the mean over 16 code placements of the loop
+ *                 (RR_PLACE; --iterations N: exactly N, for callgrind);
+ *                 ns_per_nested_pair(_opaque): the same for inner pairs;
  *                 ops_per_sec: T threads doing the same.
  *   grace_period  synchronize latency, p50_ns / p99_ns / max_ns over every
  *                 call of the run; beside it readers=N busy readers,
