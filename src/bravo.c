@@ -108,28 +108,56 @@ uintptr_t *rm_bravo_map_slots(size_t slots) {
 
 size_t rm_bravo_default_slots(void) { return default_slots(); }
 
-/* Allocate the global table.  No lock: racing first callers each map a
- * table and one CAS decides (the losers unmap theirs), so a fork() in the
- * middle leaves nothing locked in the child.  Cancellation is off for the
- * duration: a message about a bad READMOSTLY_BRAVO_TABLE_SLOTS goes to
- * stderr, and stdio may act on a cancellation request, which must not
- * happen inside a lock call. */
+/* Allocate the global table.  A state word decides who allocates (0 none,
+ * 1 being allocated, 2 done), as for the BRAVO-2D table below.  A thread
+ * that finds 1 does not wait: a slow reader stays unbiased this time
+ * (EAGAIN), and rm_bravo_table_size() yields until the table is there.
+ * The fork handler resets 1 to 0 in the child (the allocating thread does
+ * not exist there), so a fork in the middle leaves nothing stuck.
+ *
+ * This was once a race of whole tables: every first caller mapped one,
+ * stored the mask and CASed the slots, and the losers unmapped theirs.  A
+ * loser that found no table and was overtaken then wrote the mask, and
+ * tried the slots, after the winner had published them, while fast readers
+ * read both with plain loads: ThreadSanitizer reports that as a data race
+ * (a failed CAS counts as a write for it), and a loser that had computed
+ * another size (the environment changed between the two calls) would have
+ * left a mask that disagrees with the table.  Now the mask and the slots
+ * are each written once, by the one allocating thread, before the state
+ * says done.
+ *
+ * Cancellation is off for the duration: a message about a bad
+ * READMOSTLY_BRAVO_TABLE_SLOTS goes to stderr, and stdio may act on a
+ * cancellation request, which must not happen inside a lock call. */
+static uint32_t table_state;
+
 RM_API int rm_bravo_table_init_slowpath(void) {
   if (rm_atomic_load_acquire(&rm_bravo_table.slots)) return 0;
   int cs;
   pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
-  size_t slots = default_slots(), bytes;
-  int huge, r = 0;
-  uintptr_t *s = map_table(slots, &bytes, &huge);
-  if (!s) {
-    r = ENOMEM;
+  uint32_t none = 0;
+  int r = 0;
+  /* Acquire on failure: a thread that finds 2 also sees the slots and the
+   * mask stored before the release store of 2 below. */
+  if (!__atomic_compare_exchange_n(&table_state, &none, 1u, false, __ATOMIC_ACQUIRE,
+                                   __ATOMIC_ACQUIRE)) {
+    r = none == 2u ? 0 : EAGAIN;
   } else {
-    /* Every caller computes the same size, so the mask may be stored by
-     * all of them; the release CAS below publishes it with the slots to
-     * readers that load slots with acquire. */
-    rm_atomic_store_relaxed(&rm_bravo_table.mask, (uintptr_t)(slots - 1));
-    uintptr_t *none = NULL;
-    if (!rm_atomic_cas_acq_rel(&rm_bravo_table.slots, &none, s)) munmap(s, bytes);
+    size_t slots = default_slots(), bytes;
+    int huge;
+    uintptr_t *s = map_table(slots, &bytes, &huge);
+    if (!s) {
+      r = ENOMEM;
+      __atomic_store_n(&table_state, 0u, __ATOMIC_RELEASE);
+    } else {
+      /* Relaxed: the release store of the slots publishes the mask with
+       * them to every thread that loads the slots with acquire (slow
+       * readers before they set a bias, writers before they scan); no one
+       * reads the mask of a table whose slots are still NULL. */
+      rm_atomic_store_relaxed(&rm_bravo_table.mask, (uintptr_t)(slots - 1));
+      rm_atomic_store_release(&rm_bravo_table.slots, s);
+      __atomic_store_n(&table_state, 2u, __ATOMIC_RELEASE);
+    }
   }
   pthread_setcancelstate(cs, NULL);
   return r;
@@ -140,7 +168,7 @@ RM_API int rm_bravo_table_init_slowpath(void) {
  * BRAVO-2D lock.  The geometry must be whole before any reader sees the
  * slots, and one allocation must win even when a configure call races a
  * first slow read, so a state word decides who allocates (0 none, 1 being
- * allocated, 2 done) instead of the flat table's race of whole tables.  A
+ * allocated, 2 done), as for the flat table above.  A
  * thread that finds 1 does not wait: a slow reader stays unbiased this
  * time (EAGAIN), a configure call gets EBUSY.  The fork handler resets 1
  * to 0 in the child (the allocating thread does not exist there). */
@@ -614,7 +642,11 @@ RM_API int rm_bravo_table_init_table(struct rm_bravo_table *t) {
 }
 
 RM_API size_t rm_bravo_table_size(void) {
-  if (rm_bravo_table_init_slowpath() != 0) return 0;
+  int e;
+  /* EAGAIN: another thread is mapping the table; it is done in a few
+   * system calls (or the fork handler reset its state in a child). */
+  while ((e = rm_bravo_table_init_slowpath()) == EAGAIN) sched_yield();
+  if (e != 0) return 0;
   return (size_t)rm_bravo_table.mask + 1;
 }
 
@@ -1270,6 +1302,11 @@ static void fork_clear_hashed(uintptr_t *slots, uintptr_t mask) {
 }
 
 static void bravo_fork_child(void) {
+  /* A table being allocated by another thread at the fork is forgotten
+   * (that thread does not exist here).  Relaxed: the child runs one
+   * thread. */
+  if (__atomic_load_n(&table_state, __ATOMIC_RELAXED) == 1u)
+    __atomic_store_n(&table_state, 0u, __ATOMIC_RELAXED);
   fork_clear_hashed(rm_bravo_table.slots, rm_bravo_table.mask);
   /* The resizable family (bravo_dyn.c): both live tables. */
   rm_bravo_dyn_fork_reset();

@@ -310,7 +310,8 @@ RM_API size_t rm_bravo_scan_nonzero(const uintptr_t *slots, size_t from, size_t 
 
 /* ---- out-of-line parts (src/bravo.c) ------------------------------------------ */
 
-/* Allocate the global table if needed.  0 or ENOMEM. */
+/* Allocate the global table if needed.  0, ENOMEM, or EAGAIN (another
+ * thread is allocating it). */
 RM_API int rm_bravo_table_init_slowpath(void);
 /* Allocate table t if it is one of the process-wide ones (rm_bravo_table,
  * rm_bravo2d_table) and not allocated yet.  0, ENOMEM, or EAGAIN (another
