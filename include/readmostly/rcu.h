@@ -260,8 +260,13 @@ RM_INLINE void rm_rcu_read_lock(void) {
      * outermost lock before it left the offline state; the slow path
      * registers, or leaves the offline state first.  (A plain read: only
      * this thread, and its signal handlers, write the `seen` of its
-     * record; the stand-in's is never written.) */
+     * record; the stand-in's is never written.)  Debug builds assert that
+     * the count does not wrap (2^32 - 1 sections open: unlocks missing);
+     * release builds do not test it, since any test here costs the inner
+     * pair (docs/rcu.md, "Measured"). */
     if (RM_LIKELY(r->seen != RM_RCU_SEEN_OFFLINE)) {
+      RM_ASSERT(rm_rcu_tls.depth != UINT32_MAX,
+                "rm_rcu_read_lock: 2^32 - 1 nested read sections (unlocks missing?)");
       rm_rcu_tls.depth++;
       return;
     }

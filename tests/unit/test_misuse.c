@@ -454,6 +454,25 @@ static void rcu_unlock_unbalanced(void) {
   CHECK_ERR(rm_rcu_synchronize(), 0);
 }
 
+/* 2^32 - 1 sections open: one more lock would wrap the depth, and the
+ * unlock after it would end the outermost section.  The header's assertion
+ * catches it in debug builds (the depth is set directly rather than by four
+ * billion locks; one lock short of the limit must still work). */
+static void rcu_lock_nest_overflow(void) {
+  CHECK_ERR(rm_rcu_register_thread(), 0);
+  rm_rcu_read_lock();
+  rm_rcu_read_lock();
+  CHECK_EQ(rm_rcu_tls.depth, 1);
+  rm_rcu_tls.depth = UINT32_MAX - 1u;
+  rm_rcu_read_lock(); /* the last depth there is */
+  CHECK_EQ(rm_rcu_tls.depth, UINT32_MAX);
+  rm_rcu_read_unlock();
+  CHECK_EQ(rm_rcu_tls.depth, UINT32_MAX - 1u);
+  CHECK(rm_rcu_read_ongoing());
+  rm_rcu_read_lock();
+  rm_rcu_read_lock(); /* asserts; returning (exit 0) fails the case */
+}
+
 /* A registered thread: the check is the header's assertion (debug builds);
  * release builds let it pass, and nothing changes. */
 static void rcu_unlock_unbalanced_registered(void) {
@@ -640,6 +659,9 @@ int main(void) {
   run_case_msg("rlu.unregister.foreign", IN_LIBRARY, rlu_unregister_foreign,
                "rm_rlu_thread_unregister: context of another thread");
   run_case("rcu.read_unlock.unbalanced", IN_LIBRARY, rcu_unlock_unbalanced);
+  if (INLINE_ABORTS)
+    run_case_msg("rcu.read_lock.nest-overflow", IN_HEADER, rcu_lock_nest_overflow,
+                 "2^32 - 1 nested read sections");
   run_case("rcu.read_unlock.unbalanced-registered", IN_HEADER, rcu_unlock_unbalanced_registered);
   /* Timeouts are checked in every build: nothing aborts. */
   typed_timeouts();
