@@ -282,7 +282,8 @@ RM_API unsigned rm_bravo_inhibit_multiplier(void);
 RM_API void rm_bravo_stats_enable(bool on);
 RM_API void rm_bravo_stats_get(struct rm_bravo_stats *out);
 RM_API void rm_bravo_stats_reset(void);
-/* Slots in the global table (allocating it if needed); 0 on ENOMEM. */
+/* Slots in the global table (allocating it if needed, or waiting while
+ * another thread does; not for signal handlers); 0 on ENOMEM. */
 RM_API size_t rm_bravo_table_size(void);
 
 /*
