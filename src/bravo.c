@@ -108,12 +108,10 @@ uintptr_t *rm_bravo_map_slots(size_t slots) {
 
 size_t rm_bravo_default_slots(void) { return default_slots(); }
 
-/* Allocate the global table.  A state word decides who allocates (0 none,
- * 1 being allocated, 2 done), as for the BRAVO-2D table below.  A thread
- * that finds 1 does not wait: a slow reader stays unbiased this time
- * (EAGAIN), and rm_bravo_table_size() yields until the table is there.
- * The fork handler resets 1 to 0 in the child (the allocating thread does
- * not exist there), so a fork in the middle leaves nothing stuck.
+/* Allocate the global table.  One thread allocates (rm_table_claim(),
+ * bravo_internal.h): a thread that finds another allocating does not
+ * wait (EAGAIN: a slow reader stays unbiased this time), and the fork
+ * handler forgets an allocation under way in the child.
  *
  * This was once a race of whole tables: every first caller mapped one,
  * stored the mask and CASed the slots, and the losers unmapped theirs.  A
@@ -122,9 +120,7 @@ size_t rm_bravo_default_slots(void) { return default_slots(); }
  * read both with plain loads: ThreadSanitizer reports that as a data race
  * (a failed CAS counts as a write for it), and a loser that had computed
  * another size (the environment changed between the two calls) would have
- * left a mask that disagrees with the table.  Now the mask and the slots
- * are each written once, by the one allocating thread, before the state
- * says done.
+ * left a mask that disagrees with the table.
  *
  * Cancellation is off for the duration: a message about a bad
  * READMOSTLY_BRAVO_TABLE_SLOTS goes to stderr, and stdio may act on a
@@ -135,20 +131,16 @@ RM_API int rm_bravo_table_init_slowpath(void) {
   if (rm_atomic_load_acquire(&rm_bravo_table.slots)) return 0;
   int cs;
   pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
-  uint32_t none = 0;
   int r = 0;
-  /* Acquire on failure: a thread that finds 2 also sees the slots and the
-   * mask stored before the release store of 2 below. */
-  if (!__atomic_compare_exchange_n(&table_state, &none, 1u, false, __ATOMIC_ACQUIRE,
-                                   __ATOMIC_ACQUIRE)) {
-    r = none == 2u ? 0 : EAGAIN;
+  uint32_t found = rm_table_claim(&table_state);
+  if (found != RM_TABLE_NONE) {
+    r = found == RM_TABLE_DONE ? 0 : EAGAIN;
   } else {
     size_t slots = default_slots(), bytes;
     int huge;
     uintptr_t *s = map_table(slots, &bytes, &huge);
     if (!s) {
       r = ENOMEM;
-      __atomic_store_n(&table_state, 0u, __ATOMIC_RELEASE);
     } else {
       /* Relaxed: the release store of the slots publishes the mask with
        * them to every thread that loads the slots with acquire (slow
@@ -156,8 +148,8 @@ RM_API int rm_bravo_table_init_slowpath(void) {
        * reads the mask of a table whose slots are still NULL. */
       rm_atomic_store_relaxed(&rm_bravo_table.mask, (uintptr_t)(slots - 1));
       rm_atomic_store_release(&rm_bravo_table.slots, s);
-      __atomic_store_n(&table_state, 2u, __ATOMIC_RELEASE);
     }
+    rm_table_settle(&table_state, s != NULL);
   }
   pthread_setcancelstate(cs, NULL);
   return r;
@@ -167,11 +159,11 @@ RM_API int rm_bravo_table_init_slowpath(void) {
  * Allocated once, by rm_bravo2d_configure() or by the first slow reader of a
  * BRAVO-2D lock.  The geometry must be whole before any reader sees the
  * slots, and one allocation must win even when a configure call races a
- * first slow read, so a state word decides who allocates (0 none, 1 being
- * allocated, 2 done), as for the flat table above.  A
- * thread that finds 1 does not wait: a slow reader stays unbiased this
- * time (EAGAIN), a configure call gets EBUSY.  The fork handler resets 1
- * to 0 in the child (the allocating thread does not exist there). */
+ * first slow read, so one thread allocates (rm_table_claim(),
+ * bravo_internal.h), as for the flat table above.  A thread that finds
+ * another allocating does not wait: a slow reader stays unbiased this
+ * time (EAGAIN), a configure call gets EBUSY.  The fork handler forgets an
+ * allocation under way in the child. */
 static uint32_t t2d_state;
 
 /* The rseq area's offset from the thread pointer, or 0 when glibc did not
@@ -519,24 +511,18 @@ static int t2d_init(const struct rm_bravo2d_attr *a, bool configuring) {
   int cs;
   /* The environment checks may print (see rm_bravo_table_init_slowpath). */
   pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
-  uint32_t none = 0;
   int r = 0;
-  /* Acquire on failure: a thread that finds 2 (done) also sees the slots
-   * and geometry stored before the release store of 2 below.  Acquire on
-   * success orders nothing we need; the table is ours to fill.  The state
-   * is taken before resolving, which may allocate the CPU map: a loser
-   * allocates nothing. */
-  if (!__atomic_compare_exchange_n(&t2d_state, &none, 1u, false, __ATOMIC_ACQUIRE,
-                                   __ATOMIC_ACQUIRE)) {
-    r = configuring ? EBUSY : (none == 2u ? 0 : EAGAIN);
+  /* The state is taken before resolving, which may allocate the CPU map:
+   * a loser allocates nothing. */
+  uint32_t found = rm_table_claim(&t2d_state);
+  if (found != RM_TABLE_NONE) {
+    r = configuring ? EBUSY : (found == RM_TABLE_DONE ? 0 : EAGAIN);
   } else {
     struct t2d_geom g;
     r = t2d_resolve(a, false, &g);
     uintptr_t *s = r ? NULL : t2d_map(&rm_bravo2d_table, &g);
     if (!r && !s) r = ENOMEM;
-    if (r) {
-      __atomic_store_n(&t2d_state, 0u, __ATOMIC_RELEASE);
-    } else {
+    if (!r) {
       /* stats_on is not ours to write: rm_bravo_stats_enable() sets it in
        * both tables, and other threads read it (plainly) while we
        * allocate. */
@@ -544,8 +530,8 @@ static int t2d_init(const struct rm_bravo2d_attr *a, bool configuring) {
        * every thread that loads the slots with acquire (slow readers
        * before they set a bias, writers before they scan). */
       rm_atomic_store_release(&rm_bravo2d_table.slots, s);
-      __atomic_store_n(&t2d_state, 2u, __ATOMIC_RELEASE);
     }
+    rm_table_settle(&t2d_state, r == 0);
   }
   pthread_setcancelstate(cs, NULL);
   return r;
@@ -642,11 +628,7 @@ RM_API int rm_bravo_table_init_table(struct rm_bravo_table *t) {
 }
 
 RM_API size_t rm_bravo_table_size(void) {
-  int e;
-  /* EAGAIN: another thread is mapping the table; it is done in a few
-   * system calls (or the fork handler reset its state in a child). */
-  while ((e = rm_bravo_table_init_slowpath()) == EAGAIN) sched_yield();
-  if (e != 0) return 0;
+  if (rm_table_wait(rm_bravo_table_init_slowpath) != 0) return 0;
   return (size_t)rm_bravo_table.mask + 1;
 }
 
@@ -1303,10 +1285,8 @@ static void fork_clear_hashed(uintptr_t *slots, uintptr_t mask) {
 
 static void bravo_fork_child(void) {
   /* A table being allocated by another thread at the fork is forgotten
-   * (that thread does not exist here).  Relaxed: the child runs one
-   * thread. */
-  if (__atomic_load_n(&table_state, __ATOMIC_RELAXED) == 1u)
-    __atomic_store_n(&table_state, 0u, __ATOMIC_RELAXED);
+   * (that thread does not exist here). */
+  rm_table_fork_reset(&table_state);
   fork_clear_hashed(rm_bravo_table.slots, rm_bravo_table.mask);
   /* The resizable family (bravo_dyn.c): both live tables. */
   rm_bravo_dyn_fork_reset();
@@ -1327,9 +1307,7 @@ RM_API void rm_bravo_table_fork_child(struct rm_bravo_table *t,
  * unlock accepts the mark.  A table being allocated by another thread at
  * the fork is forgotten (that thread does not exist here). */
 static void bravo2d_fork_child(void) {
-  /* Relaxed: the child runs one thread. */
-  if (__atomic_load_n(&t2d_state, __ATOMIC_RELAXED) == 1u)
-    __atomic_store_n(&t2d_state, 0u, __ATOMIC_RELAXED);
+  rm_table_fork_reset(&t2d_state);
   uintptr_t *slots = rm_bravo2d_table.slots;
   if (!slots) return;
   int saved = errno;

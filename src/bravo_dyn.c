@@ -43,7 +43,7 @@ static struct rm_bravo_dtab classes[DYN_LOG_MAX + 1] RM_ALIGNED;
 
 static struct {
   uint32_t busy;  /* try-lock: resizes, sweeps, evaluations */
-  uint32_t state; /* 0 none, 1 being allocated, 2 done */
+  uint32_t state; /* RM_TABLE_NONE, _BUSY, _DONE (bravo_internal.h) */
   size_t init, min, max;
   int auto_resize;
   uint64_t eval_ticks; /* DYN_EVAL_NS in rm_ticks() units */
@@ -108,7 +108,7 @@ static struct rm_bravo_dtab *table_of(size_t n) {
 }
 
 static int dyn_setup(const struct rm_bravo_dyn_attr *a, bool configuring) {
-  if (__atomic_load_n(&dyn.state, __ATOMIC_ACQUIRE) == 2u) return configuring ? EBUSY : 0;
+  if (__atomic_load_n(&dyn.state, __ATOMIC_ACQUIRE) == RM_TABLE_DONE) return configuring ? EBUSY : 0;
   struct rm_bravo_dyn_attr dflt;
   rm_bravo_dyn_attr_init(&dflt);
   if (!a) a = &dflt;
@@ -118,18 +118,16 @@ static int dyn_setup(const struct rm_bravo_dyn_attr *a, bool configuring) {
   size_t init = 0, mn = 0, mx = 0;
   int au = 0;
   int r = resolve(a, &init, &mn, &mx, &au);
-  uint32_t none = 0;
-  /* As BRAVO-2D's table (bravo.c): one allocation wins, losers never wait.
-   * Acquire on failure: a thread that finds 2 sees what was stored before
-   * the release store of 2. */
-  if (r == 0 && !__atomic_compare_exchange_n(&dyn.state, &none, 1u, false, __ATOMIC_ACQUIRE,
-                                              __ATOMIC_ACQUIRE)) {
-    r = configuring ? EBUSY : (none == 2u ? 0 : EAGAIN);
+  /* One thread allocates (rm_table_claim(), bravo_internal.h); the others
+   * never wait. */
+  uint32_t found = r == 0 ? rm_table_claim(&dyn.state) : RM_TABLE_NONE;
+  if (found != RM_TABLE_NONE) {
+    r = configuring ? EBUSY : (found == RM_TABLE_DONE ? 0 : EAGAIN);
   } else if (r == 0) {
     struct rm_bravo_dtab *d = table_of(init);
     if (!d) {
       r = ENOMEM;
-      __atomic_store_n(&dyn.state, 0u, __ATOMIC_RELEASE);
+      rm_table_settle(&dyn.state, false);
     } else {
       dyn.init = init;
       dyn.min = mn;
@@ -141,7 +139,7 @@ static int dyn_setup(const struct rm_bravo_dyn_attr *a, bool configuring) {
       /* Release: a slow reader that loads slots with acquire before it
        * turns a bias on (S1) sees cur; fast readers acquire S1 (R0). */
       rm_atomic_store_release(&rm_bravo_dyn_table.slots, d->slots);
-      __atomic_store_n(&dyn.state, 2u, __ATOMIC_RELEASE);
+      rm_table_settle(&dyn.state, true);
     }
   }
   pthread_setcancelstate(cs, NULL);
@@ -155,14 +153,7 @@ RM_API int rm_bravo_dyn_configure(const struct rm_bravo_dyn_attr *a) {
   return dyn_setup(a, true);
 }
 
-static int ensure_table(void) {
-  int e = dyn_setup(NULL, false);
-  while (e == EAGAIN) { /* another thread is allocating; it never blocks */
-    sched_yield();
-    e = dyn_setup(NULL, false);
-  }
-  return e;
-}
+static int ensure_table(void) { return rm_table_wait(rm_bravo_dyn_init); }
 
 /* ---- closing and resizing (caller holds busy) ------------------------------ */
 
@@ -309,7 +300,7 @@ bool rm_bravo_dyn_hold_seen(const struct rm_bravo_bias *b) {
 
 void rm_bravo_dyn_policy(uint64_t now) {
   /* Acquire: the limits and eval_ticks were stored before state = 2. */
-  if (__atomic_load_n(&dyn.state, __ATOMIC_ACQUIRE) != 2u) return;
+  if (__atomic_load_n(&dyn.state, __ATOMIC_ACQUIRE) != RM_TABLE_DONE) return;
   bool pending = rm_atomic_load_relaxed(&rm_bravo_dyn.old) != NULL;
   bool due = rm_atomic_load_relaxed(&dyn.auto_resize) &&
              now - rm_atomic_load_relaxed(&dyn.last_eval) >= dyn.eval_ticks;
@@ -352,6 +343,5 @@ RM_API void rm_bravo_dyn_collided(void) {
  * slots): the thread that held busy or was allocating does not exist. */
 void rm_bravo_dyn_fork_reset(void) {
   __atomic_store_n(&dyn.busy, 0u, __ATOMIC_RELAXED);
-  if (__atomic_load_n(&dyn.state, __ATOMIC_RELAXED) == 1u)
-    __atomic_store_n(&dyn.state, 0u, __ATOMIC_RELAXED);
+  rm_table_fork_reset(&dyn.state);
 }
